@@ -1,0 +1,960 @@
+#!/usr/bin/env python3
+"""A Hugging Face Hub emulator for hfget's integration tests (Python standard library only).
+
+It serves repos from local directories with the Hub's download protocol (repo info, tree listing with
+pagination, /resolve/ with LFS redirects to a signed CDN URL), its error codes, private and gated repos,
+and injectable faults on file bodies. It is an independent oracle: every hash is computed here with
+hashlib, never with hfget code. See tests/hub/README.md and /work/shared/HUB-PROTOCOL.md.
+
+    python3 tests/hub/hub_emulator.py --repo org/name=DIR [--repo dataset:org/ds@dev=DIR2] ...
+
+Once listening it prints one JSON line on stdout: {"hub": URL, "cdn": URL, "pid": N}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import fnmatch
+import functools
+import gzip
+import hashlib
+import hmac
+import http.server
+import itertools
+import json
+import os
+import re
+import shutil
+import socket
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
+
+# Which files are stored with Git LFS (served through a 302 to the CDN). The real Hub decides this by
+# the repo's .gitattributes and its own size threshold; these are the common model-file patterns.
+LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf", ".model")
+LFS_SIZE_THRESHOLD = 64 * 1024  # bytes; any file larger than this is LFS too
+
+DEFAULT_PAGE_SIZE = 1000  # the Hub's tree page size with expand=false
+REPO_TYPES = ("model", "dataset", "space")
+RESOLVE_PREFIX = {"model": "", "dataset": "datasets/", "space": "spaces/"}
+MAX_STALL_SECONDS = 120  # bound for "stall" faults, so a forgotten rule can't hang a thread forever
+BODY_CHUNK = 256 * 1024
+COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+SHORT_SHA_RE = re.compile(r"^[0-9a-f]{7,39}$")
+
+
+# --------------------------------------------------------------------------------------------- data
+
+def lfs_pointer(sha256: str, size: int) -> bytes:
+    """The Git LFS pointer file that git stores in place of an LFS file's content."""
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+
+
+def git_blob_sha1(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def is_lfs_path(path: str, size: int) -> bool:
+    return path.endswith(LFS_SUFFIXES) or size > LFS_SIZE_THRESHOLD
+
+
+@dataclass(frozen=True)
+class RepoFile:
+    path: str          # repo-relative, '/'-separated
+    source: Path       # where the bytes are on disk
+    size: int
+    sha256: str        # of the content
+    content_oid: str   # git blob sha1 of the content
+    lfs: bool
+
+    @property
+    def pointer(self) -> bytes:
+        return lfs_pointer(self.sha256, self.size)
+
+    @property
+    def git_oid(self) -> str:
+        """The tree listing's `oid`: git blob sha1 of what git stores (the pointer for LFS files)."""
+        return git_blob_sha1(self.pointer) if self.lfs else self.content_oid
+
+    @property
+    def etag(self) -> str:
+        """The normalised etag a client must name the blob with: sha256 for LFS, git sha1 otherwise."""
+        return self.sha256 if self.lfs else self.content_oid
+
+    @staticmethod
+    def load(path: str, source: Path) -> "RepoFile":
+        size = source.stat().st_size
+        sha256 = hashlib.sha256()
+        sha1 = hashlib.sha1(b"blob %d\0" % size)
+        with open(source, "rb") as stream:
+            while chunk := stream.read(1 << 20):
+                sha256.update(chunk)
+                sha1.update(chunk)
+        return RepoFile(path, source, size, sha256.hexdigest(), sha1.hexdigest(), is_lfs_path(path, size))
+
+
+@dataclass
+class Commit:
+    sha: str
+    files: dict[str, RepoFile]          # sorted by path
+    directories: list[str]
+
+    @functools.cached_property
+    def tree_entries(self) -> list[dict]:
+        """Every file and directory of the commit as tree-API entries, sorted by path."""
+        entries = []
+        for directory in self.directories:
+            children = sorted(p for p in self.files if p.startswith(directory + "/"))
+            oid = hashlib.sha1("\n".join(f"{p} {self.files[p].git_oid}" for p in children).encode()).hexdigest()
+            entries.append({"type": "directory", "oid": oid, "size": 0, "path": directory})
+        for f in self.files.values():
+            entry = {"type": "file", "oid": f.git_oid, "size": f.size, "path": f.path}
+            if f.lfs:
+                entry["lfs"] = {"oid": f.sha256, "size": f.size, "pointerSize": len(f.pointer)}
+            entries.append(entry)
+        return sorted(entries, key=lambda e: e["path"])
+
+    @staticmethod
+    def load(repo_key: str, branch: str, root: Path) -> "Commit":
+        if not root.is_dir():
+            raise SystemExit(f"hub_emulator: not a directory: {root}")
+        files = {}
+        for source in sorted(root.rglob("*")):
+            relative = source.relative_to(root).as_posix()
+            if source.is_file() and not relative.startswith(".git/"):
+                files[relative] = RepoFile.load(relative, source)
+        directories = sorted({str(Path(p).parent.as_posix()) for p in files} - {"."})
+        # Add every ancestor of nested directories too (a/b/c.txt → a and a/b).
+        directories = sorted({"/".join(d.split("/")[:i]) for d in directories for i in range(1, d.count("/") + 2)})
+        # A deterministic commit id: the same directory for the same repo/branch always gives the same sha.
+        listing = "".join(f"{p} {f.etag}\n" for p, f in files.items())
+        sha = hashlib.sha1(f"{repo_key}@{branch}\n{listing}".encode()).hexdigest()
+        return Commit(sha, files, directories)
+
+
+@dataclass
+class Repo:
+    type: str
+    id: str
+    branches: dict[str, Commit] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)       # tag -> branch
+    private_token: str | None = None
+    gated: bool = False
+    gated_tokens: set[str] = field(default_factory=set)      # tokens granted access to a gated repo
+
+    @property
+    def key(self) -> str:
+        return f"{self.type}:{self.id}"
+
+    @property
+    def default_branch(self) -> str:
+        return "main" if "main" in self.branches else next(iter(self.branches))
+
+    def commits(self) -> list[Commit]:
+        return list({c.sha: c for c in self.branches.values()}.values())
+
+    def resolve_revision(self, revision: str) -> Commit | None:
+        """Branch, tag, full commit sha or a unique short sha prefix → commit."""
+        if revision in self.branches:
+            return self.branches[revision]
+        if revision in self.tags:
+            return self.branches[self.tags[revision]]
+        if COMMIT_RE.match(revision) or SHORT_SHA_RE.match(revision):
+            matches = [c for c in self.commits() if c.sha.startswith(revision)]
+            if len(matches) == 1:
+                return matches[0]
+        return None
+
+
+# ------------------------------------------------------------------------------------------- faults
+
+FAULT_KINDS = ("drop", "status", "stall", "flip", "expire")
+
+
+@dataclass
+class FaultRule:
+    path: str                 # fnmatch pattern on the repo file path
+    kind: str
+    times: int = 1            # -1 = always
+    after_bytes: int = 0      # drop, stall
+    status: int = 503         # status
+    retry_after: int | None = None
+    seconds: float = 0.0      # stall
+    offset: int = 0           # flip
+    target: str = "body"      # "body": file-body GETs; "resolve": any /resolve/ request (status faults only)
+
+    @staticmethod
+    def from_json(raw: dict) -> "FaultRule":
+        if not isinstance(raw, dict) or "path" not in raw or raw.get("kind") not in FAULT_KINDS:
+            raise ValueError(f"a fault rule needs 'path' and 'kind' in {FAULT_KINDS}: {raw!r}")
+        unknown = set(raw) - {f for f in FaultRule.__dataclass_fields__} - {"comment"}
+        if unknown:
+            raise ValueError(f"unknown fault rule fields {sorted(unknown)}")
+        rule = FaultRule(**{k: v for k, v in raw.items() if k != "comment"})
+        if rule.kind == "status" and rule.status not in (408, 429, 500, 502, 503, 504):
+            raise ValueError(f"status fault must be 408, 429 or 5xx, got {rule.status}")
+        if rule.kind == "stall" and not 0 < rule.seconds <= MAX_STALL_SECONDS:
+            raise ValueError(f"stall seconds must be in (0, {MAX_STALL_SECONDS}]")
+        if rule.target not in ("body", "resolve") or (rule.target == "resolve" and rule.kind != "status"):
+            raise ValueError("target must be 'body', or 'resolve' with kind 'status'")
+        if rule.times == 0 or rule.times < -1:
+            raise ValueError("times must be a positive count or -1 (always)")
+        return rule
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+class FaultBook:
+    """The active fault rules and how many faults of each kind were injected. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rules: list[FaultRule] = []
+        self.injected = {kind: 0 for kind in FAULT_KINDS}
+
+    def set(self, rules: list[FaultRule]) -> None:
+        with self._lock:
+            self._rules = list(rules)
+
+    def rules(self) -> list[dict]:
+        with self._lock:
+            return [r.to_json() for r in self._rules]
+
+    def take(self, paths: list[str], kinds: tuple[str, ...], target: str = "body", applies=lambda rule: True):
+        """Consume and return the first matching rule that applies to a request for one of `paths`."""
+        with self._lock:
+            for rule in self._rules:
+                if (rule.kind in kinds and rule.target == target and rule.times != 0
+                        and any(fnmatch.fnmatchcase(p, rule.path) for p in paths) and applies(rule)):
+                    if rule.times > 0:
+                        rule.times -= 1
+                    self.injected[rule.kind] += 1
+                    return FaultRule(**rule.to_json())
+        return None
+
+
+# ------------------------------------------------------------------------------------- request log
+
+class RequestLog:
+    """Every request as one JSON record, in memory and optionally appended to a file. Thread-safe.
+
+    The Authorization value is never recorded, only whether the header was present.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self._lock = threading.Lock()
+        self._records: list[dict] = []
+        self._file = open(path, "a", encoding="utf-8", buffering=1) if path else None
+
+    def add(self, record: dict) -> None:
+        line = json.dumps(record, ensure_ascii=False)
+        with self._lock:
+            self._records.append(record)
+            if self._file:
+                self._file.write(line + "\n")
+
+    def records(self) -> list[dict]:
+        with self._lock:
+            return list(self._records)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+
+# ------------------------------------------------------------------------------------------ signing
+
+def cdn_signature(sha256: str, expires: int, secret: str) -> str:
+    """The CDN URL signature, in nginx secure_link_md5 form: base64url(md5("$expires$uri $secret")).
+
+    Using nginx's own scheme means an nginx CDN (tests/integration/harness.py) can verify the same URLs.
+    """
+    digest = hashlib.md5(f"{expires}/{sha256} {secret}".encode()).digest()
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+# -------------------------------------------------------------------------------------------- state
+
+class HubState:
+    """Everything the handlers share: repos, tokens, faults, the log and the CDN settings."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.repos: dict[tuple[str, str], Repo] = {}
+        self.valid_tokens: set[str] = set(args.token or [])
+        self.page_size: int = args.page_size
+        self.gzip_text: bool = args.gzip_text
+        self.url_ttl: int = args.url_ttl
+        self.body_rate: int = args.body_rate
+        self.cdn_secret: str = args.cdn_secret or uuid.uuid4().hex
+        self.cdn_url: str = (args.cdn_url or "").rstrip("/")   # set once the built-in CDN listens, if none given
+        self.faults = FaultBook()
+        self.log = RequestLog(args.request_log)
+        self.request_counts = {"hub": 0, "cdn": 0}
+        self._counter_lock = threading.Lock()
+        self._nonce = itertools.count(1)
+        self.used_cdn_urls: set[str] = set()   # for "expire" faults: signed URLs already fetched once
+        self.blobs: dict[str, list[RepoFile]] = {}  # sha256 -> files with that content (CDN lookups)
+        self._load(args)
+
+    def _load(self, args: argparse.Namespace) -> None:
+        for spec in args.repo or []:
+            repo_type, repo_id, branch, directory = parse_repo_spec(spec)
+            repo = self.repos.setdefault((repo_type, repo_id), Repo(repo_type, repo_id))
+            if branch in repo.branches:
+                raise SystemExit(f"hub_emulator: branch {branch!r} given twice for {repo_id}")
+            repo.branches[branch] = Commit.load(repo.key, branch, Path(directory))
+        for spec in args.tag or []:
+            repo_type, repo_id, tag, branch = parse_repo_spec(spec)
+            self._repo_for_option("--tag", repo_type, repo_id).tags[tag] = branch
+        for spec in args.private or []:
+            repo_type, repo_id, _, token = parse_repo_spec(spec, branch_allowed=False)
+            self._repo_for_option("--private", repo_type, repo_id).private_token = token
+            self.valid_tokens.add(token)
+        for spec in args.gated or []:
+            repo_type, repo_id, _, token = parse_repo_spec(spec, branch_allowed=False, value_required=False)
+            repo = self._repo_for_option("--gated", repo_type, repo_id)
+            repo.gated = True
+            if token:
+                repo.gated_tokens.add(token)
+                self.valid_tokens.add(token)
+        for repo in self.repos.values():
+            for commit in repo.commits():
+                for f in commit.files.values():
+                    if f.lfs:
+                        self.blobs.setdefault(f.sha256, []).append(f)
+
+    def _repo_for_option(self, option: str, repo_type: str, repo_id: str) -> Repo:
+        try:
+            return self.repos[(repo_type, repo_id)]
+        except KeyError:
+            raise SystemExit(f"hub_emulator: {option} names {repo_type} {repo_id}, which no --repo defines") from None
+
+    def place_cdn_blobs(self, cdn_root: Path) -> None:
+        """Put every LFS blob at cdn_root/<sha256> so that a static server (nginx) can serve it."""
+        cdn_root.mkdir(parents=True, exist_ok=True)
+        for sha256, files in self.blobs.items():
+            target = cdn_root / sha256
+            if target.exists():
+                continue
+            try:
+                os.link(files[0].source, target)
+            except OSError:  # another filesystem, or links not allowed
+                shutil.copyfile(files[0].source, target)
+
+    def signed_cdn_url(self, sha256: str) -> str:
+        expires = int(time.time()) + self.url_ttl
+        signature = cdn_signature(sha256, expires, self.cdn_secret)
+        # The nonce makes every resolve hand out a distinct URL, as the real Hub's signed URLs are.
+        return f"{self.cdn_url}/{sha256}?{urlencode({'Expires': expires, 'Signature': signature, 'Key-Pair-Id': f'K{next(self._nonce)}'})}"
+
+    def count_request(self, listener: str) -> None:
+        with self._counter_lock:
+            self.request_counts[listener] += 1
+
+    def first_use_of_cdn_url(self, url: str) -> bool:
+        with self._counter_lock:
+            if url in self.used_cdn_urls:
+                return False
+            self.used_cdn_urls.add(url)
+            return True
+
+
+def parse_repo_spec(spec: str, branch_allowed: bool = True, value_required: bool = True):
+    """'[TYPE:]ORG/NAME[@BRANCH]=VALUE' → (type, id, branch, value)."""
+    left, sep, value = spec.partition("=")
+    if value_required and not (sep and value):
+        raise SystemExit(f"hub_emulator: expected [TYPE:]ORG/NAME[@REV]=VALUE, got {spec!r}")
+    repo_type = "model"
+    prefix, colon, rest = left.partition(":")
+    if colon and prefix in REPO_TYPES:
+        repo_type, left = prefix, rest
+    repo_id, at, branch = left.partition("@")
+    if at and not branch_allowed:
+        raise SystemExit(f"hub_emulator: no @revision allowed in {spec!r}")
+    if not repo_id or repo_id.count("/") > 1:
+        raise SystemExit(f"hub_emulator: invalid repo id in {spec!r}")
+    return repo_type, repo_id, branch or "main", value or None
+
+
+# ----------------------------------------------------------------------------------------- handlers
+
+class HubError(Exception):
+    """An error answer: status, optional X-Error-Code, and the message (X-Error-Message + JSON body)."""
+
+    def __init__(self, status: int, message: str, code: str | None = None, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.message, self.code, self.headers = status, message, code, headers or {}
+
+
+class RangeNotSatisfiable(Exception):
+    pass
+
+
+def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """'bytes=a-b' | 'bytes=a-' | 'bytes=-n' → inclusive (first, last); None = serve the whole file.
+
+    Multi-range and malformed headers are ignored (whole file, 200), as S3/CloudFront do.
+    """
+    if not header:
+        return None
+    match = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
+    if not match or (match.group(1) == "" and match.group(2) == ""):
+        return None
+    first_text, last_text = match.groups()
+    if first_text == "":  # suffix range: the last n bytes
+        suffix = int(last_text)
+        if suffix == 0 or size == 0:
+            raise RangeNotSatisfiable()
+        return max(0, size - suffix), size - 1
+    first = int(first_text)
+    last = min(int(last_text), size - 1) if last_text else size - 1
+    if first >= size or (last_text and int(last_text) < first):
+        raise RangeNotSatisfiable()
+    return first, last
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+    def __init__(self, address, handler, state: HubState, listener: str):
+        super().__init__(address, handler)
+        self.state = state
+        self.listener = listener
+
+    def handle_error(self, request, client_address):
+        # Clients that hang up mid-body (killed downloads, dropped faults) are normal here.
+        error = sys.exc_info()[1]
+        if not isinstance(error, (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+class BaseHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"   # keep-alive; every answer carries Content-Length or is chunked
+    server_version = "hub-emulator"
+
+    def version_string(self) -> str:
+        return self.server_version
+    server: QuietServer
+
+    # -- plumbing shared by both listeners --------------------------------------------------------
+
+    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
+        pass
+
+    @property
+    def state(self) -> HubState:
+        return self.server.state
+
+    _record: dict = {}   # replaced per request in _handle; the base class may answer before that (bad request line)
+
+    def send_response(self, code, message=None):
+        self._record["status"] = code
+        super().send_response(code, message)
+
+    def _write(self, data: bytes) -> None:
+        self.wfile.write(data)
+        self._record["bytes_sent"] = self._record.get("bytes_sent", 0) + len(data)
+
+    def _handle(self, method: str) -> None:
+        url = urlsplit(self.path)
+        self._record = {
+            "time": time.time(), "listener": self.server.listener, "method": method,
+            "path": url.path, "query": url.query, "status": None, "range": self.headers.get("Range"),
+            "has_authorization": "Authorization" in self.headers, "bytes_sent": 0,
+            "file": None, "repo": None, "fault": None,
+            "client_port": self.client_address[1],
+        }
+        internal = url.path.startswith("/_emulator/")
+        if not internal:
+            self.state.count_request(self.server.listener)
+        try:
+            self.dispatch(method, url)
+        except HubError as error:
+            self._send_error(error)
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True
+        finally:
+            if not internal:
+                self.state.log.add(self._record)
+
+    def do_GET(self):
+        self._handle("GET")
+
+    def do_HEAD(self):
+        self._handle("HEAD")
+
+    def do_POST(self):
+        self._handle("POST")
+
+    def do_DELETE(self):
+        self._handle("DELETE")
+
+    def dispatch(self, method: str, url) -> None:
+        raise NotImplementedError
+
+    def _send_bytes(self, status: int, body: bytes, content_type: str, headers: dict | None = None,
+                    head: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        if not head:
+            self._write(body)
+
+    def _send_json(self, status: int, payload, headers: dict | None = None, head: bool = False) -> None:
+        body = json.dumps(payload, ensure_ascii=False).encode()
+        self._send_bytes(status, body, "application/json; charset=utf-8", headers, head)
+
+    def _send_error(self, error: HubError) -> None:
+        headers = dict(error.headers)
+        if error.code:
+            headers["X-Error-Code"] = error.code
+        headers["X-Error-Message"] = error.message
+        self._send_json(error.status, {"error": error.message}, headers, head=self.command == "HEAD")
+
+    def _drain_request_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    # -- file bodies with ranges and faults ---------------------------------------------------------
+
+    def _send_file(self, f: RepoFile, headers: dict, head: bool, extra_paths: list[str] | None = None) -> None:
+        """Answer with f's content (200 or 206 on Range, 416 if unsatisfiable), injecting body faults."""
+        paths = extra_paths or [f.path]
+        self._record["file"] = f.path
+        try:
+            byte_range = parse_range(self.headers.get("Range"), f.size)
+        except RangeNotSatisfiable:
+            self._send_bytes(416, b"", "text/plain", {**headers, "Content-Range": f"bytes */{f.size}"}, head)
+            return
+        first, last = byte_range if byte_range else (0, f.size - 1)
+        length = last - first + 1 if f.size else 0
+
+        fault = None
+        if not head:
+            fault = self.state.faults.take(
+                paths, ("drop", "status", "stall", "flip"),
+                applies=lambda r: r.kind != "flip" or first <= r.offset <= last)
+        if fault and fault.kind == "status":
+            self._record["fault"] = "status"
+            extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            self._send_json(fault.status, {"error": f"injected {fault.status}"}, extra)
+            return
+        if fault:
+            self._record["fault"] = fault.kind
+
+        self.send_response(206 if byte_range else 200)
+        self.send_header("Content-Length", str(length))
+        self.send_header("Accept-Ranges", "bytes")
+        if byte_range:
+            self.send_header("Content-Range", f"bytes {first}-{last}/{f.size}")
+        for name, value in headers.items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        if head or length == 0:
+            return
+        self._stream(f.source, first, length, fault)
+
+    def _stream(self, source: Path, first: int, length: int, fault: FaultRule | None) -> None:
+        cut = fault.after_bytes if fault and fault.kind in ("drop", "stall") else None
+        sent = 0
+        started = time.monotonic()
+        with open(source, "rb") as stream:
+            stream.seek(first)
+            while sent < length:
+                want = min(BODY_CHUNK, length - sent)
+                if cut is not None:
+                    want = min(want, cut - sent)
+                    if want <= 0:
+                        break
+                chunk = bytearray(stream.read(want))
+                if fault and fault.kind == "flip" and first + sent <= fault.offset < first + sent + len(chunk):
+                    chunk[fault.offset - first - sent] ^= 0xFF
+                self._write(bytes(chunk))
+                sent += len(chunk)
+                if self.state.body_rate:
+                    # Throttle: sleep until `sent` bytes are due at body_rate bytes/s.
+                    delay = sent / self.state.body_rate - (time.monotonic() - started)
+                    if delay > 0:
+                        time.sleep(delay)
+        if cut is None:
+            return
+        self.wfile.flush()
+        if fault.kind == "stall":
+            deadline = time.monotonic() + min(fault.seconds, MAX_STALL_SECONDS)
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+        # The promised Content-Length is never reached: the client sees a truncated body.
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class HubHandler(BaseHandler):
+    """The Hub listener: /api/..., /<repo>/resolve/..., and the /_emulator/ control endpoints."""
+
+    def dispatch(self, method: str, url) -> None:
+        if self.path.startswith("/_emulator/"):
+            return self._control(method, url)
+        self.request_id = uuid.uuid4().hex
+        if method not in ("GET", "HEAD"):
+            raise HubError(405, "Method not allowed")
+        if url.path.startswith("/api/"):
+            return self._api(url, head=method == "HEAD")
+        if "/resolve/" in url.path:
+            return self._resolve(url, head=method == "HEAD")
+        raise HubError(404, "Sorry, we can't find the page you are looking for.")
+
+    def end_headers(self):
+        if hasattr(self, "request_id"):
+            self.send_header("X-Request-Id", self.request_id)
+        super().end_headers()
+
+    # -- access rules -------------------------------------------------------------------------------
+
+    def _token(self) -> str | None:
+        value = self.headers.get("Authorization")
+        if value is None:
+            return None
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise HubError(401, "Invalid credentials in Authorization header")
+        token = token.strip()
+        if token not in self.state.valid_tokens:
+            # The real Hub rejects an unknown token on every request, even for public repos.
+            raise HubError(401, "Invalid credentials in Authorization header")
+        return token
+
+    def _find_repo(self, repo_type: str, segments: list[str]) -> tuple[Repo | None, str, list[str]]:
+        """Split path segments into a known repo id (org/name or a bare name) and the rest."""
+        for count in (2, 1):
+            candidate = "/".join(segments[:count])
+            repo = self.state.repos.get((repo_type, candidate))
+            if repo:
+                return repo, candidate, segments[count:]
+        return None, "/".join(segments[:2]), segments[2:]
+
+    def _authorize(self, repo: Repo | None, repo_type: str, repo_id: str, files: bool) -> None:
+        """Apply the Hub's visibility rules; raise the answer it gives when access is refused."""
+        token = self._token()
+        self._record["repo"] = f"{repo_type}:{repo_id}"
+        hidden = repo is None or (repo.private_token is not None and token != repo.private_token)
+        if hidden:
+            # Missing and private look the same: 401 without a token, 404 with a valid one.
+            if token is None:
+                raise HubError(401, "Invalid username or password.", "RepoNotFound")
+            raise HubError(404, "Repository not found", "RepoNotFound")
+        if files and repo.gated and token not in repo.gated_tokens:
+            # Gated repos list their files publicly; only the file contents need approval.
+            kind = "model" if repo_type == "model" else repo_type
+            if token is None:
+                raise HubError(401, f"Access to {kind} {repo_id} is restricted. You must have access to it and "
+                               "be authenticated to access it. Please log in.", "GatedRepo")
+            raise HubError(403, f"Access to {kind} {repo_id} is restricted and you are not in the authorized "
+                           f"list. Visit {self._base_url()}/{RESOLVE_PREFIX[repo_type]}{repo_id} to ask for access.",
+                           "GatedRepo")
+
+    def _commit(self, repo: Repo, revision: str) -> Commit:
+        commit = repo.resolve_revision(revision)
+        if commit is None:
+            raise HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+        return commit
+
+    def _base_url(self) -> str:
+        host = self.headers.get("Host") or "%s:%d" % self.server.server_address[:2]
+        return f"http://{host}"
+
+    # -- /api ---------------------------------------------------------------------------------------
+
+    def _api(self, url, head: bool) -> None:
+        segments = url.path.split("/")[2:]   # after "/api/"
+        plural = segments[0] if segments else ""
+        repo_type = plural[:-1] if plural.endswith("s") else ""
+        if repo_type not in REPO_TYPES or len(segments) < 2:
+            raise HubError(404, "Sorry, we can't find the page you are looking for.")
+        repo, repo_id, rest = self._find_repo(repo_type, [unquote(s) for s in segments[1:]])
+        if not rest:
+            self._authorize(repo, repo_type, repo_id, files=False)
+            return self._repo_info(repo, repo.default_branch, head)
+        if rest[0] == "revision" and len(rest) == 2:
+            self._authorize(repo, repo_type, repo_id, files=False)
+            return self._repo_info(repo, rest[1], head)
+        if rest[0] == "tree" and len(rest) >= 2:
+            self._authorize(repo, repo_type, repo_id, files=False)
+            return self._tree(repo, rest[1], "/".join(rest[2:]).strip("/"), url, head)
+        raise HubError(404, "Sorry, we can't find the page you are looking for.")
+
+    def _repo_info(self, repo: Repo, revision: str, head: bool) -> None:
+        commit = self._commit(repo, revision)
+        info = {
+            "_id": hashlib.sha1(repo.key.encode()).hexdigest()[:24],
+            "id": repo.id,
+            "author": repo.id.split("/")[0] if "/" in repo.id else None,
+            "sha": commit.sha,
+            "private": repo.private_token is not None,
+            "gated": "manual" if repo.gated else False,
+            "disabled": False,
+            "tags": [],
+            "downloads": 0,
+            "likes": 0,
+            "lastModified": "2026-01-01T00:00:00.000Z",
+            "siblings": [{"rfilename": p} for p in commit.files],
+        }
+        if repo.type == "model":
+            info["modelId"] = repo.id
+        self._send_json(200, info, head=head)
+
+    def _tree(self, repo: Repo, revision: str, sub_path: str, url, head: bool) -> None:
+        commit = self._commit(repo, revision)
+        query = parse_qs(url.query)
+        recursive = query.get("recursive", ["false"])[0].lower() in ("true", "1")
+        entries = commit.tree_entries
+        if sub_path:
+            if sub_path not in commit.directories:
+                raise HubError(404, f"Entry not found: {sub_path}", "EntryNotFound")
+            entries = [e for e in entries if e["path"].startswith(sub_path + "/")]
+        depth = sub_path.count("/") + 1 if sub_path else 0
+        if not recursive:
+            entries = [e for e in entries if e["path"].count("/") == depth]
+
+        start = self._decode_cursor(query.get("cursor", [None])[0])
+        page = entries[start:start + self.state.page_size]
+        headers = {}
+        if start + self.state.page_size < len(entries):
+            next_query = {k: v[0] for k, v in query.items()}
+            next_query["cursor"] = base64.urlsafe_b64encode(
+                json.dumps({"offset": start + self.state.page_size}).encode()).decode()
+            headers["Link"] = f'<{self._base_url()}{url.path}?{urlencode(next_query)}>; rel="next"'
+        self._send_json(200, page, headers, head=head)
+
+    @staticmethod
+    def _decode_cursor(cursor: str | None) -> int:
+        if not cursor:
+            return 0
+        try:
+            return int(json.loads(base64.urlsafe_b64decode(cursor.encode()))["offset"])
+        except (ValueError, KeyError, TypeError):
+            raise HubError(400, "Invalid cursor") from None
+
+    # -- /resolve -----------------------------------------------------------------------------------
+
+    def _resolve(self, url, head: bool) -> None:
+        prefix, _, tail = url.path.partition("/resolve/")
+        segments = prefix.strip("/").split("/")
+        repo_type = "model"
+        if segments[0] in ("datasets", "spaces"):
+            repo_type, segments = segments[0][:-1], segments[1:]
+        repo, repo_id, rest = self._find_repo(repo_type, [unquote(s) for s in segments])
+        if rest or not tail:
+            raise HubError(404, "Sorry, we can't find the page you are looking for.")
+        self._authorize(repo, repo_type, repo_id, files=True)
+        revision_and_path = tail.split("/")
+        revision, path = unquote(revision_and_path[0]), "/".join(unquote(s) for s in revision_and_path[1:])
+        commit = repo.resolve_revision(revision)
+        # Clients may leave '/' unencoded in a revision (refs/pr/1); take the longest known one.
+        for split in range(len(revision_and_path) - 1, 1, -1):
+            if commit is not None:
+                break
+            candidate = "/".join(unquote(s) for s in revision_and_path[:split])
+            commit = repo.resolve_revision(candidate)
+            if commit is not None:
+                path = "/".join(unquote(s) for s in revision_and_path[split:])
+        if commit is None:
+            raise HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+        f = commit.files.get(path)
+        self._record["file"] = path
+        if f is None:
+            raise HubError(404, "Entry not found", "EntryNotFound", {"X-Repo-Commit": commit.sha})
+
+        fault = self.state.faults.take([path], ("status",), target="resolve")
+        if fault:
+            self._record["fault"] = "status"
+            extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            raise HubError(fault.status, f"injected {fault.status}", headers=extra)
+
+        if f.lfs:
+            location = self.state.signed_cdn_url(f.sha256)
+            body = f"Found. Redirecting to {location}".encode()
+            headers = {
+                "Location": location,
+                "X-Linked-Etag": f'"{f.sha256}"',
+                "X-Linked-Size": f.size,
+                "X-Repo-Commit": commit.sha,
+                "Vary": "Origin, Accept",
+            }
+            # The 302's own Content-Length is the length of this body, not the file's: clients must
+            # take the size from X-Linked-Size.
+            return self._send_bytes(302, body, "text/plain; charset=utf-8", headers, head)
+
+        headers = {"ETag": f'"{f.content_oid}"', "X-Repo-Commit": commit.sha,
+                   "Content-Type": "application/octet-stream"}
+        if not head and self.state.gzip_text and f.path.endswith(".json") and self._accepts_gzip():
+            return self._send_gzip(f, headers)
+        self._send_file(f, headers, head)
+
+    def _accepts_gzip(self) -> bool:
+        codings = {c.split(";")[0].strip().lower() for c in self.headers.get("Accept-Encoding", "").split(",")}
+        return "gzip" in codings and "identity" not in codings
+
+    def _send_gzip(self, f: RepoFile, headers: dict) -> None:
+        """Gzip a text file with chunked encoding and no Content-Length, ignoring Range (as a CDN can)."""
+        self._record["file"] = f.path
+        body = gzip.compress(f.source.read_bytes())
+        self.send_response(200)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        for start in range(0, len(body), 4096):
+            chunk = body[start:start + 4096]
+            self._write(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+        self._write(b"0\r\n\r\n")
+
+    # -- /_emulator control -------------------------------------------------------------------------
+
+    def _control(self, method: str, url) -> None:
+        state = self.state
+        route = (method, url.path.rstrip("/"))
+        if route == ("GET", "/_emulator/requests"):
+            return self._send_json(200, state.log.records())
+        if route == ("POST", "/_emulator/reset-log"):
+            self._drain_request_body()
+            state.log.reset()
+            return self._send_json(200, {"ok": True})
+        if route == ("GET", "/_emulator/stats"):
+            return self._send_json(200, {"faults_injected": dict(state.faults.injected),
+                                         "requests": dict(state.request_counts)})
+        if route == ("GET", "/_emulator/faults"):
+            return self._send_json(200, state.faults.rules())
+        if route == ("POST", "/_emulator/faults"):
+            try:
+                raw = json.loads(self._drain_request_body() or b"[]")
+                rules = [FaultRule.from_json(r) for r in (raw if isinstance(raw, list) else [raw])]
+            except (ValueError, TypeError) as error:
+                raise HubError(400, f"bad fault rules: {error}") from None
+            state.faults.set(rules)
+            return self._send_json(200, {"ok": True, "rules": len(rules)})
+        if route == ("DELETE", "/_emulator/faults"):
+            state.faults.set([])
+            return self._send_json(200, {"ok": True})
+        raise HubError(404, f"no control endpoint {method} {url.path}")
+
+
+class CdnHandler(BaseHandler):
+    """The built-in CDN: GET/HEAD /<sha256>?Expires=..&Signature=.. with Range, signature check and faults."""
+
+    server_version = "cdn-emulator"
+
+    def dispatch(self, method: str, url) -> None:
+        if method not in ("GET", "HEAD"):
+            raise HubError(405, "Method not allowed")
+        sha256 = url.path.strip("/")
+        query = parse_qs(url.query)
+        expires = query.get("Expires", [""])[0]
+        signature = query.get("Signature", [""])[0]
+        files = self.state.blobs.get(sha256)
+        valid = (files and expires.isdigit()
+                 and hmac.compare_digest(signature, cdn_signature(sha256, int(expires), self.state.cdn_secret)))
+        if not valid:
+            raise HubError(403, "Access denied: invalid signature")
+        if int(expires) < time.time():
+            raise HubError(403, "Access denied: request has expired")
+        paths = [f.path for f in files]
+        self._record["file"] = paths[0]
+        if method == "GET" and not self.state.first_use_of_cdn_url(self.path):
+            if self.state.faults.take(paths, ("expire",)):
+                self._record["fault"] = "expire"
+                raise HubError(403, "Access denied: request has expired")
+        # The CDN's own ETag is unrelated to the Hub's etag, as on the real CDN; clients must not use it.
+        headers = {"ETag": f'"{hashlib.sha256(b"cdn:" + sha256.encode()).hexdigest()}"',
+                   "Content-Type": "application/octet-stream"}
+        self._send_file(files[0], headers, head=method == "HEAD", extra_paths=paths)
+
+
+# --------------------------------------------------------------------------------------------- main
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hub_emulator.py",
+        description="Hugging Face Hub emulator for hfget's integration tests (see tests/hub/README.md).")
+    parser.add_argument("--host", default="127.0.0.1", help="Hub listen address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="Hub listen port; 0 = ephemeral (default)")
+    parser.add_argument("--repo", action="append", metavar="[TYPE:]ORG/NAME[@BRANCH]=DIR",
+                        help="serve DIR as a branch (default main) of a repo; TYPE model|dataset|space; repeatable")
+    parser.add_argument("--tag", action="append", metavar="[TYPE:]ORG/NAME@TAG=BRANCH", help="a tag on a branch")
+    parser.add_argument("--private", action="append", metavar="[TYPE:]ORG/NAME=TOKEN",
+                        help="make a repo private, readable only with Authorization: Bearer TOKEN")
+    parser.add_argument("--gated", action="append", metavar="[TYPE:]ORG/NAME[=TOKEN]",
+                        help="make a repo gated; TOKEN (optional) is granted access")
+    parser.add_argument("--token", action="append", metavar="TOKEN",
+                        help="a valid user token with no special access (unknown tokens get 401)")
+    parser.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE, help="tree page size (default 1000)")
+    parser.add_argument("--cdn-url", help="base URL of an external CDN (nginx) serving --cdn-root; "
+                        "without it a built-in CDN listens on --cdn-host")
+    parser.add_argument("--cdn-root", help="place every LFS blob at CDN_ROOT/<sha256> (hardlink or copy)")
+    parser.add_argument("--cdn-host", default="127.0.0.2", help="built-in CDN listen address (default 127.0.0.2)")
+    parser.add_argument("--cdn-port", type=int, default=0, help="built-in CDN port; 0 = ephemeral (default)")
+    parser.add_argument("--cdn-secret", help="secret for signing CDN URLs (nginx secure_link_md5 scheme); "
+                        "random if not given")
+    parser.add_argument("--url-ttl", type=int, default=3600, help="lifetime of signed CDN URLs in seconds")
+    parser.add_argument("--body-rate", type=int, default=0,
+                        help="throttle every file body to this many bytes/s per request (0 = no limit)")
+    parser.add_argument("--gzip-text", action="store_true",
+                        help="gzip .json regular files (chunked) when the client accepts gzip and not identity")
+    parser.add_argument("--faults", metavar="FILE.json", help="fault rules active from startup")
+    parser.add_argument("--request-log", metavar="PATH", help="append one JSON line per request")
+    parser.add_argument("--ready-file", metavar="PATH", help="also write the ready JSON line to this file")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not args.repo:
+        raise SystemExit("hub_emulator: give at least one --repo")
+    if args.page_size < 1:
+        raise SystemExit("hub_emulator: --page-size must be at least 1")
+    state = HubState(args)
+    if args.faults:
+        state.faults.set([FaultRule.from_json(r) for r in json.loads(Path(args.faults).read_text())])
+    if args.cdn_root:
+        state.place_cdn_blobs(Path(args.cdn_root))
+
+    hub = QuietServer((args.host, args.port), HubHandler, state, "hub")
+    servers = [hub]
+    if not args.cdn_url:
+        cdn = QuietServer((args.cdn_host, args.cdn_port), CdnHandler, state, "cdn")
+        state.cdn_url = "http://%s:%d" % cdn.server_address[:2]
+        servers.append(cdn)
+    for server in servers[1:]:
+        threading.Thread(target=server.serve_forever, name=server.listener, daemon=True).start()
+
+    ready = json.dumps({"hub": "http://%s:%d" % hub.server_address[:2], "cdn": state.cdn_url, "pid": os.getpid()})
+    if args.ready_file:
+        temporary = args.ready_file + ".tmp"
+        Path(temporary).write_text(ready + "\n")
+        os.replace(temporary, args.ready_file)   # readers never see a half-written file
+    print(ready, flush=True)
+    try:
+        hub.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
