@@ -1,0 +1,138 @@
+"""Interrupted downloads: after SIGKILL the same command resumes every file from the bytes already on disk
+(the second run fetches about what was missing) and the result is byte-identical; partial data never has a
+final name; SIGTERM and SIGINT exit 143 and 130 and leave a resumable state.
+
+nginx's limit_rate slows the CDN so that a run can be interrupted mid-transfer."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import unittest
+from pathlib import Path
+
+from harness import MIB, source_files, wait_until
+from support import HfgetTestCase, files_under, repo_folder_name
+
+REPO = "test-org/slow-model"
+RATE_PER_CONNECTION = "512k"
+# Data a killed run received but had not written yet (socket and client buffers), per transfer.
+SLACK_BYTES = 1 * MIB
+
+
+def disk_usage(root: Path) -> int:
+    """Bytes actually stored under root (allocated blocks, so a sparse partial file counts what was written)."""
+    total = 0
+    for directory, _, names in os.walk(root):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_blocks * 512
+            except FileNotFoundError:
+                pass
+    return total
+
+
+class ResumeTest(HfgetTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.source = cls.make_model("model", shards=4, shard_size=2 * MIB)
+        cls.files = source_files(cls.source)
+        cls.total = sum(f.size for f in cls.files.values() if f.lfs)   # bytes served by the CDN
+        cls.hub = cls.start_hub({REPO: cls.source}, limit_rate=RATE_PER_CONNECTION)
+        cls.commit = cls.hub.commit(REPO)
+
+    def start_and_interrupt(self, args: list[str], target: Path, sig: int, home: Path):
+        """Start hfget, let it fetch part of the repo, then send `sig`. Returns the finished run."""
+        running = self.hub.start_hfget(args, home=home)
+        self.addCleanup(running.ensure_stopped)
+        started = time.monotonic()
+
+        def far_enough():
+            elapsed = time.monotonic() - started
+            if running.process.poll() is not None:
+                return True
+            return (elapsed >= 1.0 and disk_usage(target) >= self.total // 4) or elapsed >= 3.0
+
+        wait_until(far_enough, timeout=30, what="hfget to fetch part of the repo")
+        self.assertIsNone(running.process.poll(), "hfget finished before it could be interrupted")
+        running.signal(sig)
+        return running.wait(timeout=30)
+
+    def cdn_body_bytes(self) -> int:
+        # A throttled nginx notices a killed client only at its next send, so let the log settle longer.
+        return sum(r["bytes"] for r in self.hub.cdn_requests(settle=1.5) if r["status"] in (200, 206))
+
+    def assertFinalNamesHoldOnlyCompleteFiles(self, target: Path, layout: str) -> None:
+        """Whatever exists under a final name after an interruption is complete and correct."""
+        if layout == "local":
+            for path, f in self.files.items():
+                final = target / path
+                if final.exists():
+                    self.assertEqual(final.stat().st_size, f.size, f"{path} is partial under its final name")
+        else:
+            blobs = target / repo_folder_name(REPO) / "blobs"
+            for name in files_under(blobs):
+                complete = [f for f in self.files.values() if f.etag == name]
+                if complete:
+                    self.assertEqual((blobs / name).stat().st_size, complete[0].size, f"blob {name} is partial")
+        names = files_under(target)
+        self.assertEqual([n for n in names if n.endswith(".incomplete")], [], "partials must be *.hfget-partial")
+
+    def check_resume_after_sigkill(self, layout: str) -> None:
+        home = self.hub.new_dir("home")
+        target = self.hub.new_dir(layout)
+        args = ["download", REPO, "--local-dir" if layout == "local" else "--cache-dir", target, "--max-workers", "2"]
+        self.hub.reset_logs()
+        killed = self.start_and_interrupt(args, target, signal.SIGKILL, home)
+        self.assertEqual(killed.code, -signal.SIGKILL)
+        first_bytes = self.cdn_body_bytes()
+        self.assertGreater(first_bytes, 0, "the first run fetched nothing before it was killed")
+        self.assertLess(first_bytes, self.total, "the first run completed before it was killed")
+        self.assertFinalNamesHoldOnlyCompleteFiles(target, layout)
+        partials = [n for n in files_under(target) if n.endswith(".hfget-partial")]
+        self.assertTrue(partials, "the killed run left resumable *.hfget-partial files")
+
+        self.hub.reset_logs()
+        resumed = self.hub.run_hfget(args, home=home, timeout=120)
+        self.assertSucceeded(resumed)
+        second_bytes = self.cdn_body_bytes()
+        self.assertLessEqual(second_bytes, self.total - first_bytes + SLACK_BYTES,
+                             f"the second run re-fetched data already on disk (first run {first_bytes} B, "
+                             f"second run {second_bytes} B, total {self.total} B)")
+        ranged = [r for r in self.hub.cdn_requests() if r["range"] and not r["range"].startswith("bytes=0-")]
+        self.assertTrue(ranged, "the second run resumed with Range requests")
+        if layout == "local":
+            self.assertLocalDir(target, self.commit, self.source)
+        else:
+            self.assertCacheSnapshot(target, REPO, self.commit, self.source)
+
+    def test_resume_after_sigkill_in_local_dir(self):
+        self.check_resume_after_sigkill("local")
+
+    def test_resume_after_sigkill_in_cache(self):
+        self.check_resume_after_sigkill("cache")
+
+    def check_signal_exit(self, sig: int, expected_code: int) -> None:
+        home = self.hub.new_dir("home")
+        target = self.hub.new_dir("local")
+        args = ["download", REPO, "--local-dir", target, "--max-workers", "2"]
+        interrupted = self.start_and_interrupt(args, target, sig, home)
+        self.assertExit(interrupted, expected_code)
+        self.assertLess(interrupted.elapsed, 25, "hfget must stop promptly on a signal")
+        self.assertEqual(interrupted.stdout, "", "an interrupted run prints no snapshot path")
+        self.assertFinalNamesHoldOnlyCompleteFiles(target, "local")
+        resumed = self.hub.run_hfget(args, home=home, timeout=120)
+        self.assertSucceeded(resumed)
+        self.assertLocalDir(target, self.commit, self.source)
+
+    def test_sigterm_exits_143_and_leaves_a_resumable_state(self):
+        self.check_signal_exit(signal.SIGTERM, 143)
+
+    def test_sigint_exits_130_and_leaves_a_resumable_state(self):
+        self.check_signal_exit(signal.SIGINT, 130)
+
+
+if __name__ == "__main__":
+    unittest.main()
