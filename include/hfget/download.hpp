@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "hfget/progress.hpp"
+#include "hfget/repo.hpp"
+#include "hfget/secret.hpp"
+
+namespace hfget {
+
+/// Which files of the listing to fetch, with huggingface_hub's fnmatch rules.
+struct FileSelection {
+  std::vector<std::string> files;    // positional FILES: patterns; a literal one must exist
+  std::vector<std::string> include;  // --include (any match keeps a file)
+  std::vector<std::string> exclude;  // --exclude (any match drops it)
+};
+
+struct DownloadOptions {
+  RepoId repo;
+  std::string revision = "main";
+  FileSelection selection;
+  std::optional<std::filesystem::path> local_dir;  // else the HF cache
+  std::filesystem::path cache_dir;
+  std::string endpoint;
+  Secret token;
+  int max_workers = 8;
+  bool dry_run = false;
+  bool offline = false;
+  int max_attempts = 8;  // per file, counted since the last progress
+  std::chrono::seconds stall_timeout{60};
+  std::chrono::milliseconds retry_base_delay{1000};
+  std::optional<std::filesystem::path> ca_bundle;
+  std::optional<std::filesystem::path> ca_path;
+};
+
+struct PlannedFile {
+  RemoteFile file;
+  bool complete = false;  // already on disk and intact: no request
+};
+
+struct DownloadReport {
+  std::string commit;
+  std::filesystem::path snapshot_path;
+  std::vector<PlannedFile> files;     // the selected files
+  std::uint64_t bytes_selected = 0;
+  std::uint64_t bytes_received = 0;   // over the network in this run
+  std::size_t files_fetched = 0;
+  std::size_t files_already_complete = 0;
+  std::chrono::duration<double> elapsed{};
+};
+
+/// Resolves the revision to a commit once, lists the whole tree at that commit, selects files, and downloads
+/// the missing ones in parallel with resumable Range requests, verifying size and hash of each before it
+/// appears under its final name. Throws Error; when several files fail, the first failure of the most severe
+/// kind is thrown after every other file had its chance.
+DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop);
+
+}  // namespace hfget

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace hfget {
+
+/// What went wrong, at the level a user can act on. src/cli/exit_code.cpp maps each to an exit code.
+enum class ErrorCode {
+  kUsage,               // bad flags, invalid repo id, conflicting options
+  kRepoNotFound,        // the repo does not exist, or is private and we have no token for it
+  kAccessDenied,        // gated repo, token missing or rejected
+  kRevisionNotFound,    // branch, tag or commit unknown
+  kFileNotFound,        // a requested file is not in the repo
+  kNetwork,             // transfers failed after every retry, or the Hub is unreachable
+  kVerificationFailed,  // bytes on disk do not match the listing's size or hash
+  kDiskFull,            // ENOSPC or EDQUOT while writing
+  kInterrupted,         // SIGINT or SIGTERM
+  kInternal,            // a bug, or an OS error we did not expect
+};
+
+std::string_view to_string(ErrorCode code) noexcept;
+
+/// The one exception type of the library: "this operation cannot continue", with a category the CLI can map
+/// and the file it concerns, if any. The message names the cause; it never contains a token.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message, std::filesystem::path file = {})
+      : std::runtime_error(message), code_(code), file_(std::move(file)) {}
+
+  ErrorCode code() const noexcept { return code_; }
+  const std::filesystem::path& file() const noexcept { return file_; }
+
+ private:
+  ErrorCode code_;
+  std::filesystem::path file_;
+};
+
+}  // namespace hfget

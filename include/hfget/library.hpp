@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+namespace hfget {
+
+/// Process-wide set-up of the libraries hfget uses (libcurl's global init). Create exactly one, in main(),
+/// before any other thread starts; it cleans up when destroyed.
+class LibraryInit {
+ public:
+  LibraryInit();
+  ~LibraryInit();
+  LibraryInit(const LibraryInit&) = delete;
+  LibraryInit& operator=(const LibraryInit&) = delete;
+};
+
+/// "hfget/0.1.0 (libcurl/7.88.1 OpenSSL/3.0.x)", for --version and the User-Agent.
+const char* version_string();
+
+}  // namespace hfget

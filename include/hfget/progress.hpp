@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "hfget/error.hpp"
+#include "hfget/repo.hpp"
+
+namespace hfget {
+
+struct DownloadPlanSummary {
+  std::string_view commit;
+  std::size_t files_selected = 0;
+  std::size_t files_to_fetch = 0;
+  std::uint64_t bytes_selected = 0;
+  std::uint64_t bytes_already_complete = 0;  // files that need no request
+};
+
+/// Events of a download, reported from worker threads (implementations synchronise). The library never
+/// writes to a terminal; the CLI renders these for a TTY, a log file or JSON lines.
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  virtual void on_plan(const DownloadPlanSummary& /*plan*/) {}
+  /// `resumed_bytes` were already on disk from an earlier run.
+  virtual void on_file_started(const RemoteFile& /*file*/, std::uint64_t /*resumed_bytes*/) {}
+  /// New bytes written for `file` (received over the network).
+  virtual void on_bytes(const RemoteFile& /*file*/, std::uint64_t /*bytes*/) {}
+  /// Bytes thrown away (server ignored Range, hash mismatch): progress goes back by that much.
+  virtual void on_bytes_discarded(const RemoteFile& /*file*/, std::uint64_t /*bytes*/) {}
+  virtual void on_retry(const RemoteFile& /*file*/, int /*attempt*/, std::string_view /*reason*/,
+                        std::chrono::milliseconds /*delay*/) {}
+  virtual void on_file_done(const RemoteFile& /*file*/) {}
+  virtual void on_file_failed(const RemoteFile& /*file*/, const Error& /*error*/) {}
+};
+
+}  // namespace hfget

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hfget {
+
+enum class RepoType { kModel, kDataset, kSpace };
+
+/// "model", "dataset", "space" → RepoType; nullopt otherwise.
+std::optional<RepoType> parse_repo_type(std::string_view text);
+std::string_view to_string(RepoType type) noexcept;
+
+/// A repository on the Hub, e.g. {kModel, "moonshotai/Kimi-K2.5"}.
+struct RepoId {
+  RepoType type = RepoType::kModel;
+  std::string name;  // "org/name" or "name"
+
+  /// Validates `name` with the Hub client's rules (one optional "org/", [A-Za-z0-9_.-], no "--" or "..",
+  /// at most 96 characters); throws Error{kUsage} naming the problem.
+  static RepoId parse(std::string_view name, RepoType type);
+};
+
+/// "models--org--name": the repo's folder in the HF cache.
+std::string cache_folder_name(const RepoId& repo);
+
+/// One file of a repo at a commit, as the tree listing describes it.
+struct RemoteFile {
+  std::string path;                         // repo-relative, '/'-separated, validated before touching disk
+  std::uint64_t size = 0;                   // real content size
+  std::string blob_id;                      // git blob sha1 (of the LFS pointer, for LFS files)
+  std::optional<std::string> lfs_sha256;    // content sha256, for LFS files
+  std::optional<std::uint64_t> lfs_size;
+  std::optional<std::string> xet_hash;
+
+  bool is_lfs() const noexcept { return lfs_sha256.has_value(); }
+  /// The normalised ETag the Hub reports and the cache names the blob after.
+  const std::string& etag() const noexcept { return lfs_sha256 ? *lfs_sha256 : blob_id; }
+};
+
+/// A repo pinned to one commit, with its complete (unfiltered) file listing.
+struct Snapshot {
+  std::string commit;  // 40 lowercase hex
+  std::vector<RemoteFile> files;
+};
+
+}  // namespace hfget

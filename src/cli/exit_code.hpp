@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "hfget/error.hpp"
+
+namespace hfget::cli {
+
+inline constexpr int kExitSuccess = 0;
+
+/// The only place that knows the numbers; docs/exit-codes.md lists the same table (a unit test compares them).
+int exit_code_for(ErrorCode code) noexcept;
+
+}  // namespace hfget::cli

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+// Every libcurl option hfget uses is set in this file, through setters that check the CURLcode and pass the
+// exact type libcurl reads (curl_easy_setopt is varargs; a wrong type is undefined behaviour).
+#include "http/easy_request.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "hfget/library.hpp"
+
+namespace hfget::http {
+namespace {
+
+constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
+constexpr long kReceiveBufferBytes = 512 * 1024;
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' ||
+                           text.back() == '\n')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+TransportFailure classify(CURLcode code) {
+  switch (code) {
+    case CURLE_OK: return TransportFailure::kNone;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT: return TransportFailure::kConnect;
+    case CURLE_OPERATION_TIMEDOUT: return TransportFailure::kTimeout;
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: return TransportFailure::kConnectionLost;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR: return TransportFailure::kTls;
+    case CURLE_ABORTED_BY_CALLBACK: return TransportFailure::kCancelled;
+    default: return TransportFailure::kOther;
+  }
+}
+
+}  // namespace
+
+const std::string* HttpResponse::header(const std::string& lowercase_name) const {
+  const auto it = headers.find(lowercase_name);
+  return it == headers.end() ? nullptr : &it->second;
+}
+
+bool StringSink::on_body(std::span<const std::byte> bytes) {
+  if (text_.size() + bytes.size() > max_bytes_) {
+    overflowed_ = true;
+    return false;
+  }
+  text_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return true;
+}
+
+EasyRequest::EasyRequest(TransportSettings settings)
+    : settings_(std::move(settings)), handle_(curl_easy_init()) {
+  if (!handle_) throw Error(ErrorCode::kInternal, "libcurl could not create a handle");
+  configure_defaults();
+}
+
+void EasyRequest::set_long(CURLoption option, long value) {
+  if (curl_easy_setopt(handle_.get(), option, value) != CURLE_OK) {
+    throw Error(ErrorCode::kInternal, "libcurl rejected an option");
+  }
+}
+void EasyRequest::set_offset(CURLoption option, curl_off_t value) {
+  if (curl_easy_setopt(handle_.get(), option, value) != CURLE_OK) {
+    throw Error(ErrorCode::kInternal, "libcurl rejected an option");
+  }
+}
+void EasyRequest::set_text(CURLoption option, const char* value) {
+  if (curl_easy_setopt(handle_.get(), option, value) != CURLE_OK) {
+    throw Error(ErrorCode::kInternal, "libcurl rejected an option");
+  }
+}
+void EasyRequest::set_pointer(CURLoption option, void* value) {
+  if (curl_easy_setopt(handle_.get(), option, value) != CURLE_OK) {
+    throw Error(ErrorCode::kInternal, "libcurl rejected an option");
+  }
+}
+
+void EasyRequest::configure_defaults() {
+  // Worker threads: libcurl must not use signals for timeouts.
+  set_long(CURLOPT_NOSIGNAL, 1L);
+  // Only http and https, also for any redirect (never file:// or ftp:// from a hostile Location).
+  set_text(CURLOPT_PROTOCOLS_STR, "http,https");
+  set_text(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  set_long(CURLOPT_FOLLOWLOCATION, 0L);
+  set_text(CURLOPT_USERAGENT, version_string());
+  set_long(CURLOPT_CONNECTTIMEOUT, static_cast<long>(settings_.connect_timeout.count()));
+  // A stalled connection is the "stuck at 99 %" of other tools: less than 1 byte/s for the window aborts it.
+  set_long(CURLOPT_LOW_SPEED_LIMIT, 1L);
+  set_long(CURLOPT_LOW_SPEED_TIME, static_cast<long>(settings_.stall_timeout.count()));
+  set_long(CURLOPT_TCP_KEEPALIVE, 1L);
+  set_long(CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
+  set_long(CURLOPT_FAILONERROR, 0L);
+  if (settings_.ca_bundle) set_text(CURLOPT_CAINFO, settings_.ca_bundle->c_str());
+  if (settings_.ca_path) set_text(CURLOPT_CAPATH, settings_.ca_path->c_str());
+  set_long(CURLOPT_VERBOSE, 0L);  // -v logs requests itself, with the token redacted
+
+  set_pointer(CURLOPT_HEADERDATA, this);
+  if (curl_easy_setopt(handle_.get(), CURLOPT_HEADERFUNCTION, &EasyRequest::on_header) != CURLE_OK ||
+      curl_easy_setopt(handle_.get(), CURLOPT_WRITEFUNCTION, &EasyRequest::on_write) != CURLE_OK ||
+      curl_easy_setopt(handle_.get(), CURLOPT_XFERINFOFUNCTION, &EasyRequest::on_progress) != CURLE_OK) {
+    throw Error(ErrorCode::kInternal, "libcurl rejected a callback");
+  }
+  set_pointer(CURLOPT_WRITEDATA, this);
+  set_pointer(CURLOPT_XFERINFODATA, this);
+  set_long(CURLOPT_NOPROGRESS, 0L);
+}
+
+HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop_token stop) {
+  HttpResponse response;
+  response_ = &response;
+  sink_ = &sink;
+  stop_ = std::move(stop);
+  sink_started_ = false;
+  sink_stopped_ = false;
+  pending_error_ = nullptr;
+
+  HeaderList headers;
+  // identity: a gzipped body would break the size and hash checks, and Range offsets refer to raw bytes.
+  headers.append("Accept-Encoding: identity");
+  if (spec.bearer_token != nullptr && !spec.bearer_token->empty()) {
+    headers.append("Authorization: Bearer " + spec.bearer_token->reveal());
+  }
+  for (const std::string& line : spec.extra_headers) headers.append(line);
+
+  set_text(CURLOPT_URL, spec.url.c_str());
+  set_long(CURLOPT_HTTPGET, 1L);
+  set_pointer(CURLOPT_HTTPHEADER, headers.get());
+  std::string range;
+  if (spec.range_from) range = std::to_string(*spec.range_from) + "-";
+  set_text(CURLOPT_RANGE, spec.range_from ? range.c_str() : nullptr);
+
+  const CURLcode code = curl_easy_perform(handle_.get());
+  set_pointer(CURLOPT_HTTPHEADER, nullptr);  // `headers` dies with this scope
+  response_ = nullptr;
+  sink_ = nullptr;
+
+  if (pending_error_) std::rethrow_exception(pending_error_);
+
+  curl_easy_getinfo(handle_.get(), CURLINFO_RESPONSE_CODE, &response.status);
+  if (response.status >= 300 && response.status < 400) {
+    char* location = nullptr;
+    if (curl_easy_getinfo(handle_.get(), CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location != nullptr) {
+      response.redirect_url = location;
+    }
+  }
+  response.failure = sink_stopped_ ? TransportFailure::kStoppedBySink : classify(code);
+  if (code != CURLE_OK) response.failure_message = curl_easy_strerror(code);
+  return response;
+}
+
+std::size_t EasyRequest::on_header(char* data, std::size_t size, std::size_t count, void* self) noexcept {
+  auto* request = static_cast<EasyRequest*>(self);
+  const std::size_t length = size * count;
+  try {
+    const std::string_view line(data, length);
+    if (line.rfind("HTTP/", 0) == 0) {
+      request->response_->headers.clear();  // a new response (after 100-continue, or a proxy CONNECT)
+      return length;
+    }
+    const std::size_t colon = line.find(':');
+    if (colon != std::string_view::npos) {
+      request->response_->headers[lowercase(trim(line.substr(0, colon)))] = std::string(trim(line.substr(colon + 1)));
+    }
+    return length;
+  } catch (...) {
+    request->pending_error_ = std::current_exception();
+    return 0;
+  }
+}
+
+std::size_t EasyRequest::on_write(char* data, std::size_t size, std::size_t count, void* self) noexcept {
+  auto* request = static_cast<EasyRequest*>(self);
+  const std::size_t length = size * count;
+  try {
+    HttpResponse& response = *request->response_;
+    long status = 0;
+    curl_easy_getinfo(request->handle_.get(), CURLINFO_RESPONSE_CODE, &status);
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), length);
+    if (status < 200 || status >= 300) {
+      const std::size_t room = kMaxErrorBodyBytes - std::min(kMaxErrorBodyBytes, response.error_body.size());
+      response.error_body.append(data, std::min(room, length));
+      return length;
+    }
+    if (!request->sink_started_) {
+      request->sink_started_ = true;
+      response.status = status;
+      request->sink_->on_response_start(response);
+    }
+    if (!request->sink_->on_body(bytes)) {
+      request->sink_stopped_ = true;
+      return CURL_WRITEFUNC_ERROR;
+    }
+    response.body_bytes += length;
+    return length;
+  } catch (...) {
+    request->pending_error_ = std::current_exception();
+    return CURL_WRITEFUNC_ERROR;
+  }
+}
+
+int EasyRequest::on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) noexcept {
+  const auto* request = static_cast<EasyRequest*>(self);
+  return request->stop_.stop_requested() ? 1 : 0;
+}
+
+}  // namespace hfget::http

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <random>
+#include <stop_token>
+
+#include "http/retry_policy.hpp"
+
+namespace hfget::http {
+
+/// Counts attempts of one operation and waits between them (exponential backoff with jitter, honouring
+/// Retry-After). The wait ends early when the stop token fires. Progress resets the count: a transfer that
+/// keeps moving is retried for as long as it keeps moving.
+class Retrier {
+ public:
+  Retrier(int max_attempts, std::chrono::milliseconds base_delay, std::stop_token stop);
+
+  /// Called after a failed attempt: false when the failure is permanent, attempts are used up, or we were
+  /// stopped; otherwise sleeps the backoff delay and returns true.
+  bool wait_before_retry(const Attempt& attempt, std::optional<std::chrono::seconds> retry_after);
+  /// The delay wait_before_retry chose last (for log lines).
+  std::chrono::milliseconds last_delay() const noexcept { return last_delay_; }
+  int attempts_failed() const noexcept { return failures_; }
+  void note_progress() noexcept { failures_ = 0; }
+
+ private:
+  int max_attempts_;
+  std::chrono::milliseconds base_delay_;
+  std::stop_token stop_;
+  int failures_ = 0;
+  std::chrono::milliseconds last_delay_{0};
+  std::mt19937_64 random_{std::random_device{}()};
+};
+
+/// Sleeps for `duration` or until `stop` fires; returns false if stopped.
+bool sleep_unless_stopped(std::chrono::milliseconds duration, const std::stop_token& stop);
+
+}  // namespace hfget::http

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// Mirrors huggingface_hub/constants.py and utils/_auth.py: same variables, same precedence, same cleaning.
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "hfget/environment.hpp"
+#include "util/env.hpp"
+
+namespace hfget {
+namespace {
+
+std::filesystem::path default_hf_home() {
+  if (std::optional<std::string> home = util::env_value("HF_HOME")) return util::expand_user_and_vars(*home);
+  const std::string xdg = util::env_value("XDG_CACHE_HOME").value_or("~/.cache");
+  return util::expand_user_and_vars(xdg) / "huggingface";
+}
+
+std::optional<std::string> read_token_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+}  // namespace
+
+std::string clean_token(std::string raw) {
+  raw.erase(std::remove_if(raw.begin(), raw.end(), [](char c) { return c == '\r' || c == '\n'; }), raw.end());
+  const auto not_space = [](unsigned char c) { return c != ' ' && c != '\t' && c != '\f' && c != '\v'; };
+  raw.erase(raw.begin(), std::find_if(raw.begin(), raw.end(), not_space));
+  raw.erase(std::find_if(raw.rbegin(), raw.rend(), not_space).base(), raw.end());
+  return raw;
+}
+
+HubEnvironment HubEnvironment::from_process_environment() {
+  HubEnvironment env;
+  env.hf_home = default_hf_home();
+  if (std::optional<std::string> cache = util::env_value("HF_HUB_CACHE")) {
+    env.hub_cache = util::expand_user_and_vars(*cache);
+  } else if (std::optional<std::string> legacy = util::env_value("HUGGINGFACE_HUB_CACHE")) {
+    env.hub_cache = util::expand_user_and_vars(*legacy);
+  } else {
+    env.hub_cache = env.hf_home / "hub";
+  }
+
+  std::string endpoint = util::env_nonempty("HF_ENDPOINT").value_or("https://huggingface.co");
+  while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+  env.endpoint = endpoint;
+
+  std::optional<std::string> token = util::env_value("HF_TOKEN");
+  if (!token || clean_token(*token).empty()) token = util::env_value("HUGGING_FACE_HUB_TOKEN");
+  if (!token || clean_token(*token).empty()) {
+    const std::filesystem::path token_path = util::env_value("HF_TOKEN_PATH")
+                                                 ? util::expand_user_and_vars(*util::env_value("HF_TOKEN_PATH"))
+                                                 : env.hf_home / "token";
+    token = read_token_file(token_path);
+  }
+  if (token) env.token = Secret(clean_token(*token));
+
+  env.offline = util::env_flag("HF_HUB_OFFLINE") || util::env_flag("TRANSFORMERS_OFFLINE");
+  env.progress_bars_disabled = util::env_flag("HF_HUB_DISABLE_PROGRESS_BARS");
+  if (std::optional<std::string> bundle = util::env_nonempty("CURL_CA_BUNDLE")) {
+    env.ca_bundle = *bundle;
+  } else if (std::optional<std::string> cert_file = util::env_nonempty("SSL_CERT_FILE")) {
+    env.ca_bundle = *cert_file;
+  }
+  if (std::optional<std::string> cert_dir = util::env_nonempty("SSL_CERT_DIR")) env.ca_path = *cert_dir;
+  return env;
+}
+
+}  // namespace hfget

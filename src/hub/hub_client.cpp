@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// Hub tree listings are paginated with RFC 8288 Link headers; we follow rel="next" until it is absent, and
+// refuse a cycle, a page on another host and an absurd number of pages, so a broken server cannot keep us
+// listing forever.
+#include "hub/hub_client.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "hfget/error.hpp"
+#include "http/link_header.hpp"
+#include "http/retrier.hpp"
+#include "http/url.hpp"
+#include "hub/hub_errors.hpp"
+#include "hub/hub_urls.hpp"
+#include "hub/tree_listing.hpp"
+
+namespace hfget::hub {
+namespace {
+
+constexpr std::size_t kMaxJsonBytes = 64 * 1024 * 1024;
+constexpr int kMaxPages = 100'000;
+constexpr int kMaxRedirects = 10;
+
+Error transport_error(const http::HttpResponse& response, const std::string& url) {
+  if (response.failure == http::TransportFailure::kCancelled) {
+    return Error(ErrorCode::kInterrupted, "interrupted");
+  }
+  if (response.failure == http::TransportFailure::kTls) {
+    return Error(ErrorCode::kNetwork, fmt::format("TLS error talking to {}: {} (a private CA? see --ca-bundle)",
+                                                  http::parse_url(url) ? http::parse_url(url)->host : url,
+                                                  response.failure_message));
+  }
+  return Error(ErrorCode::kNetwork, fmt::format("cannot reach the Hub at {}: {}", url, response.failure_message));
+}
+
+}  // namespace
+
+bool is_commit_id(const std::string& revision) {
+  if (revision.size() != 40) return false;
+  for (const char c : revision) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+HubClient::HubClient(HubClientSettings settings, std::stop_token stop)
+    : settings_(std::move(settings)), stop_(std::move(stop)), request_(settings_.transport) {}
+
+HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& first_url) {
+  std::string url = first_url;
+  for (int hop = 0; hop <= kMaxRedirects; ++hop) {
+    http::StringSink sink(kMaxJsonBytes);
+    http::RequestSpec spec;
+    spec.url = url;
+    spec.extra_headers.emplace_back("Accept: application/json");
+    if (http::same_host(url, settings_.endpoint)) spec.bearer_token = &settings_.token;
+    http::HttpResponse response = request_.get(spec, sink, stop_);
+    spdlog::debug("GET {} -> HTTP {} {}", url, response.status, response.failure_message);
+    if (sink.overflowed()) {
+      throw Error(ErrorCode::kNetwork, fmt::format("the Hub's answer to {} is larger than {} bytes", url, kMaxJsonBytes));
+    }
+    const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
+                             response.status < 400 && !response.redirect_url.empty();
+    if (!is_redirect) return JsonAnswer{std::move(response), sink.text(), url};
+    const std::optional<http::UrlParts> target = http::parse_url(response.redirect_url);
+    if (!target || (target->scheme != "http" && target->scheme != "https")) {
+      throw Error(ErrorCode::kNetwork, "the Hub redirected " + url + " to an unsupported URL");
+    }
+    url = response.redirect_url;
+  }
+  throw Error(ErrorCode::kNetwork, "too many redirects from " + first_url);
+}
+
+HubClient::JsonAnswer HubClient::get_json(const std::string& url, const std::string& revision, const RepoId& repo) {
+  http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_);
+  while (true) {
+    JsonAnswer answer = get_following_redirects(url);
+    const http::HttpResponse& response = answer.response;
+    if (response.failure == http::TransportFailure::kNone && response.status >= 200 && response.status < 300) {
+      return answer;
+    }
+    const http::Attempt attempt{response.failure, response.status};
+    const std::string* retry_after = response.header("retry-after");
+    if (retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt)) {
+      spdlog::info("retrying {} in {} ms (attempt {} failed: {})", url, retrier.last_delay().count(),
+                   retrier.attempts_failed(),
+                   response.failure == http::TransportFailure::kNone ? fmt::format("HTTP {}", response.status)
+                                                                     : response.failure_message);
+      continue;
+    }
+    if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
+    if (response.failure != http::TransportFailure::kNone) throw transport_error(response, answer.final_url);
+    throw error_from_response(response, RequestContext{&repo, revision, {}});
+  }
+}
+
+std::string HubClient::resolve_commit(const RepoId& repo, const std::string& revision) {
+  if (is_commit_id(revision)) return revision;
+  const JsonAnswer answer = get_json(revision_info_url(settings_.endpoint, repo, revision), revision, repo);
+  return parse_commit_from_revision_info(answer.body);
+}
+
+std::vector<RemoteFile> HubClient::list_files(const RepoId& repo, const std::string& commit) {
+  std::vector<RemoteFile> files;
+  std::set<std::string> visited;
+  std::optional<std::string> url = tree_url(settings_.endpoint, repo, commit);
+  for (int page = 0; url; ++page) {
+    if (page >= kMaxPages) throw Error(ErrorCode::kNetwork, "the Hub's tree listing has too many pages");
+    if (!visited.insert(*url).second) throw Error(ErrorCode::kNetwork, "the Hub's tree listing pages loop");
+    if (!http::same_host(*url, settings_.endpoint)) {
+      throw Error(ErrorCode::kNetwork, "the Hub's tree listing points to another host for its next page");
+    }
+    JsonAnswer answer = get_json(*url, commit, repo);
+    std::vector<RemoteFile> page_files = parse_tree_page(answer.body);
+    files.insert(files.end(), std::make_move_iterator(page_files.begin()), std::make_move_iterator(page_files.end()));
+    const std::string* link = answer.response.header("link");
+    const std::optional<std::string> next = link ? http::next_link(*link) : std::nullopt;
+    url = next ? http::resolve_reference(answer.final_url, *next) : std::nullopt;
+    if (next && !url) throw Error(ErrorCode::kNetwork, "the Hub's tree listing has an invalid next-page link");
+  }
+  return files;
+}
+
+}  // namespace hfget::hub

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+#include "hub/hub_errors.hpp"
+
+#include <fmt/format.h>
+
+namespace hfget::hub {
+namespace {
+
+std::string repo_label(const RequestContext& context) {
+  if (context.repo == nullptr) return "repository";
+  return fmt::format("{} '{}'", to_string(context.repo->type), context.repo->name);
+}
+
+// Server-supplied text is untrusted: keep it short and printable.
+std::string sanitize(const std::string& text) {
+  std::string out;
+  for (const char c : text.substr(0, 200)) out += (c >= 0x20 && c < 0x7f) ? c : ' ';
+  return out;
+}
+
+}  // namespace
+
+Error error_from_response(const http::HttpResponse& response, const RequestContext& context) {
+  const std::string code = response.header("x-error-code") ? *response.header("x-error-code") : "";
+  const std::string message = response.header("x-error-message") ? sanitize(*response.header("x-error-message")) : "";
+  const std::string label = repo_label(context);
+  const std::string server_says = message.empty() ? "" : fmt::format(" (server: {})", message);
+
+  if (code == "GatedRepo") {
+    return Error(ErrorCode::kAccessDenied,
+                 fmt::format("access to {} is restricted: accept its licence on the Hub, then set HF_TOKEN "
+                             "(or --token) to a token of the account that accepted it{}",
+                             label, server_says));
+  }
+  if (code == "RevisionNotFound") {
+    return Error(ErrorCode::kRevisionNotFound,
+                 fmt::format("revision '{}' not found in {}{}", context.revision, label, server_says));
+  }
+  if (code == "EntryNotFound") {
+    return Error(ErrorCode::kFileNotFound,
+                 fmt::format("file '{}' not found in {} at revision '{}'", context.path, label, context.revision),
+                 context.path);
+  }
+  if (response.status == 401 && message == "Invalid credentials in Authorization header") {
+    return Error(ErrorCode::kAccessDenied,
+                 fmt::format("the Hub rejected the token for {}: check HF_TOKEN, --token or the token file", label));
+  }
+  if (code == "RepoNotFound" || response.status == 401 || response.status == 404) {
+    return Error(ErrorCode::kRepoNotFound,
+                 fmt::format("{} not found; if it is private or gated, set HF_TOKEN (or --token) to a token "
+                             "with read access{}",
+                             label, server_says));
+  }
+  if (response.status == 403) {
+    return Error(ErrorCode::kAccessDenied,
+                 fmt::format("access to {} denied (HTTP 403): make sure your token has read access{}", label,
+                             server_says));
+  }
+  return Error(ErrorCode::kNetwork,
+               fmt::format("the Hub answered HTTP {} for {}{}", response.status, label, server_says));
+}
+
+}  // namespace hfget::hub

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+#include "store/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "hfget/error.hpp"
+#include "util/unique_fd.hpp"
+
+namespace hfget::store {
+
+void throw_file_error(const std::string& what, const std::filesystem::path& path, int error_number) {
+  const bool full = error_number == ENOSPC || error_number == EDQUOT;
+  throw Error(full ? ErrorCode::kDiskFull : ErrorCode::kInternal,
+              fmt::format("{} '{}': {}", what, path.string(), std::strerror(error_number)), path);
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  std::random_device random;
+  const std::filesystem::path temporary =
+      path.parent_path() / fmt::format(".{}.{:08x}.tmp", path.filename().string(), random());
+  util::UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
+  if (!fd.valid()) throw_file_error("cannot create", temporary, errno);
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd.get(), content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::unlink(temporary.c_str());
+      throw_file_error("cannot write", temporary, error);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fdatasync(fd.get()) != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    throw_file_error("cannot write", path, error);
+  }
+}
+
+}  // namespace hfget::store

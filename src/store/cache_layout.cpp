@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// The HF cache (HUB-PROTOCOL §4): blobs/<etag> hold the bytes, snapshots/<commit>/<path> are relative
+// symlinks to them (one extra "../" per sub-folder), refs/<revision> holds the bare commit with no newline
+// (the Python client reads it without strip). Our resumable partials are blobs/<etag>.hfget-partial: the
+// Python client neither resumes nor prunes that name (`hf cache prune` deletes blobs/*.incomplete).
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "hfget/error.hpp"
+#include "store/atomic_file.hpp"
+#include "store/layout.hpp"
+#include "store/repo_path.hpp"
+#include "store/tree_cache.hpp"
+
+namespace hfget::store {
+
+const char* const kCacheDirTag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by huggingface_hub.\n"
+    "# For information about cache directory tags, see:\n"
+    "#\thttps://bford.info/cachedir/\n";
+
+namespace {
+
+bool regular_file_has_size(const std::filesystem::path& path, std::uint64_t size) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && static_cast<std::uint64_t>(info.st_size) == size;
+}
+
+// Replaces whatever is at `link` with a symlink to `target`, atomically (symlink to a temporary name, then
+// rename over), so a reader never sees the path missing.
+void replace_symlink(const std::filesystem::path& link, const std::string& target) {
+  char existing[4096];
+  const ssize_t length = ::readlink(link.c_str(), existing, sizeof(existing));
+  if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return;
+  std::random_device random;
+  const std::filesystem::path temporary = link.parent_path() / fmt::format(".{:08x}.hfget-link", random());
+  if (::symlink(target.c_str(), temporary.c_str()) != 0) throw_file_error("cannot create symlink", temporary, errno);
+  if (::rename(temporary.c_str(), link.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    throw_file_error("cannot create symlink", link, error);
+  }
+}
+
+class CacheLayout final : public Layout {
+ public:
+  CacheLayout(std::filesystem::path cache_dir, RepoId repo, std::string commit)
+      : cache_dir_(std::move(cache_dir)),
+        repo_(std::move(repo)),
+        commit_(std::move(commit)),
+        repo_dir_(cache_dir_ / cache_folder_name(repo_)) {}
+
+  std::filesystem::path snapshot_path() const override { return repo_dir_ / "snapshots" / commit_; }
+
+  void prepare(const Snapshot& snapshot, const std::string& revision) override {
+    std::filesystem::create_directories(cache_dir_);
+    const std::filesystem::path tag = cache_dir_ / "CACHEDIR.TAG";
+    if (!std::filesystem::exists(tag)) write_file_atomically(tag, kCacheDirTag);
+    const std::string folder = cache_folder_name(repo_);
+    create_directories_within(cache_dir_, std::filesystem::path(folder) / "blobs");
+    create_directories_within(cache_dir_, std::filesystem::path(folder) / "snapshots" / commit_);
+    create_directories_within(cache_dir_, std::filesystem::path(".locks") / folder);
+    create_directories_within(cache_dir_, std::filesystem::path(folder) / "trees");
+    if (revision != commit_) {
+      const std::filesystem::path ref = std::filesystem::path("refs") / revision;
+      create_directories_within(repo_dir_, ref.parent_path());
+      write_file_atomically(repo_dir_ / ref, commit_);
+    }
+    write_file_atomically(repo_dir_ / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
+  }
+
+  bool is_complete(const RemoteFile& file) const override {
+    return regular_file_has_size(blob_path(file), file.size);
+  }
+
+  void link_existing(const RemoteFile& file) override {
+    const std::filesystem::path relative(file.path);
+    create_directories_within(snapshot_path(), relative.parent_path());
+    std::string target;
+    const auto depth = static_cast<std::size_t>(std::count(file.path.begin(), file.path.end(), '/'));
+    for (std::size_t i = 0; i < depth + 2; ++i) target += "../";
+    target += "blobs/" + file.etag();
+    replace_symlink(snapshot_path() / relative, target);
+  }
+
+  std::filesystem::path partial_path(const RemoteFile& file) const override {
+    return repo_dir_ / "blobs" / (file.etag() + ".hfget-partial");
+  }
+
+  std::filesystem::path lock_path(const RemoteFile& file) const override {
+    return cache_dir_ / ".locks" / cache_folder_name(repo_) / (file.etag() + ".lock");
+  }
+
+  void publish(const RemoteFile& file, PartialFile&& partial) override {
+    std::move(partial).commit(blob_path(file));
+    link_existing(file);
+  }
+
+ private:
+  std::filesystem::path blob_path(const RemoteFile& file) const { return repo_dir_ / "blobs" / file.etag(); }
+
+  std::filesystem::path cache_dir_;
+  RepoId repo_;
+  std::string commit_;
+  std::filesystem::path repo_dir_;
+};
+
+std::optional<std::string> read_small_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+}  // namespace
+
+std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit) {
+  return std::make_unique<CacheLayout>(std::move(cache_dir), std::move(repo), std::move(commit));
+}
+
+std::optional<std::string> recorded_commit_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo,
+                                                    const std::string& revision) {
+  return read_small_file(cache_dir / cache_folder_name(repo) / "refs" / revision);
+}
+
+std::optional<std::vector<RemoteFile>> recorded_listing_in_cache(const std::filesystem::path& cache_dir,
+                                                                 const RepoId& repo, const std::string& commit) {
+  return read_tree_cache(cache_dir / cache_folder_name(repo) / "trees" / (commit + ".json"));
+}
+
+}  // namespace hfget::store

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hfget/repo.hpp"
+#include "store/partial_file.hpp"
+
+namespace hfget::store {
+
+/// Where a download goes and how it looks on disk: the HF cache (blobs + snapshot symlinks + refs) or a
+/// local dir (real files + .cache/huggingface metadata). Both are byte-compatible with huggingface_hub
+/// (HUB-PROTOCOL §4, §5), so the Python client, transformers and vLLM find the files as their own.
+class Layout {
+ public:
+  virtual ~Layout() = default;
+
+  /// The path printed on success: snapshots/<commit> in the cache, the local dir itself otherwise.
+  virtual std::filesystem::path snapshot_path() const = 0;
+  /// Creates the folders and marker files (CACHEDIR.TAG, .gitignore) and records the commit: refs/<revision>
+  /// and trees/<commit>.json with the complete listing.
+  virtual void prepare(const Snapshot& snapshot, const std::string& revision) = 0;
+  /// True when the file is already there, intact as far as size and recorded etag tell, so it needs no request.
+  virtual bool is_complete(const RemoteFile& file) const = 0;
+  /// Makes an already complete file visible at its path in this snapshot (cache symlink, local metadata).
+  virtual void link_existing(const RemoteFile& file) = 0;
+
+  /// Our resumable partial file: never under the final name, never a name the Python client prunes or resumes.
+  virtual std::filesystem::path partial_path(const RemoteFile& file) const = 0;
+  /// The lock file the Python client takes for the same file.
+  virtual std::filesystem::path lock_path(const RemoteFile& file) const = 0;
+  /// Publishes verified bytes under the final name (atomic rename), then links or records them.
+  virtual void publish(const RemoteFile& file, PartialFile&& partial) = 0;
+};
+
+std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit);
+std::unique_ptr<Layout> make_local_dir_layout(std::filesystem::path local_dir, std::string commit);
+
+/// The commit an earlier download recorded for `revision`, for offline mode: refs/<revision> in the cache;
+/// in a local dir, the one trees/<commit>.json there is.
+std::optional<std::string> recorded_commit_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo,
+                                                    const std::string& revision);
+std::optional<std::string> recorded_commit_in_local_dir(const std::filesystem::path& local_dir);
+/// The listing recorded at download time (trees/<commit>.json).
+std::optional<std::vector<RemoteFile>> recorded_listing_in_cache(const std::filesystem::path& cache_dir,
+                                                                 const RepoId& repo, const std::string& commit);
+std::optional<std::vector<RemoteFile>> recorded_listing_in_local_dir(const std::filesystem::path& local_dir,
+                                                                     const std::string& commit);
+
+/// The CACHEDIR.TAG content huggingface_hub writes (https://bford.info/cachedir/).
+extern const char* const kCacheDirTag;
+
+}  // namespace hfget::store

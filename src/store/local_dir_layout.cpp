@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// A --local-dir download (HUB-PROTOCOL §5): real files at their repo paths, and under .cache/huggingface/
+// the metadata huggingface_hub writes (download/<path>.metadata: commit, etag, timestamp), so that
+// `hf download --local-dir` later sees the files as up to date. The metadata is written after the final
+// rename: the Python client ignores metadata older than the file's mtime. Nothing is written outside the
+// local dir (the Python client also writes refs/ in the HF cache; we do not).
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "hfget/error.hpp"
+#include "store/atomic_file.hpp"
+#include "store/layout.hpp"
+#include "store/repo_path.hpp"
+#include "store/tree_cache.hpp"
+
+namespace hfget::store {
+namespace {
+
+const std::filesystem::path kMetadataRoot = std::filesystem::path(".cache") / "huggingface";
+
+struct DownloadMetadata {
+  std::string commit;
+  std::string etag;
+  double timestamp = 0;
+};
+
+std::optional<DownloadMetadata> read_metadata(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  DownloadMetadata metadata;
+  std::string timestamp;
+  if (!std::getline(in, metadata.commit) || !std::getline(in, metadata.etag) || !std::getline(in, timestamp)) {
+    return std::nullopt;
+  }
+  try {
+    metadata.timestamp = std::stod(timestamp);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return metadata;
+}
+
+double seconds_since_epoch() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+class LocalDirLayout final : public Layout {
+ public:
+  LocalDirLayout(std::filesystem::path local_dir, std::string commit)
+      : root_(std::move(local_dir)), commit_(std::move(commit)) {}
+
+  std::filesystem::path snapshot_path() const override {
+    std::error_code error;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(root_, error);
+    return error ? std::filesystem::absolute(root_) : canonical;
+  }
+
+  void prepare(const Snapshot& snapshot, const std::string& /*revision*/) override {
+    std::filesystem::create_directories(root_);
+    create_directories_within(root_, kMetadataRoot / "download");
+    create_directories_within(root_, kMetadataRoot / "trees");
+    const std::filesystem::path metadata_root = root_ / kMetadataRoot;
+    if (!std::filesystem::exists(metadata_root / ".gitignore")) write_file_atomically(metadata_root / ".gitignore", "*");
+    if (!std::filesystem::exists(metadata_root / "CACHEDIR.TAG")) {
+      write_file_atomically(metadata_root / "CACHEDIR.TAG", kCacheDirTag);
+    }
+    write_file_atomically(metadata_root / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
+  }
+
+  bool is_complete(const RemoteFile& file) const override {
+    struct stat info {};
+    const std::filesystem::path final_path = root_ / file.path;
+    if (::lstat(final_path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
+        static_cast<std::uint64_t>(info.st_size) != file.size) {
+      return false;
+    }
+    const std::optional<DownloadMetadata> metadata = read_metadata(metadata_path(file));
+    if (!metadata || metadata->etag != file.etag()) return false;
+    // The Python client's staleness rule: a file modified after its metadata was written is not trusted.
+    const double mtime = static_cast<double>(info.st_mtim.tv_sec) + static_cast<double>(info.st_mtim.tv_nsec) * 1e-9;
+    return mtime - 1.0 <= metadata->timestamp;
+  }
+
+  void link_existing(const RemoteFile& file) override {
+    const std::optional<DownloadMetadata> metadata = read_metadata(metadata_path(file));
+    if (!metadata || metadata->commit != commit_) write_metadata(file);
+  }
+
+  std::filesystem::path partial_path(const RemoteFile& file) const override {
+    const std::filesystem::path relative(file.path);
+    const std::filesystem::path directory = kMetadataRoot / "download" / relative.parent_path();
+    create_directories_within(root_, directory);
+    // The etag in the name keeps a partial of an older version of the file from being resumed.
+    return root_ / directory /
+           fmt::format("{}.{}.hfget-partial", relative.filename().string().substr(0, 200), file.etag().substr(0, 16));
+  }
+
+  std::filesystem::path lock_path(const RemoteFile& file) const override {
+    std::filesystem::path path = metadata_path(file);
+    create_directories_within(root_, std::filesystem::relative(path.parent_path(), root_));
+    return path.replace_extension(".lock");
+  }
+
+  void publish(const RemoteFile& file, PartialFile&& partial) override {
+    const std::filesystem::path relative(file.path);
+    create_directories_within(root_, relative.parent_path());
+    std::move(partial).commit(root_ / relative);
+    write_metadata(file);
+  }
+
+ private:
+  std::filesystem::path metadata_path(const RemoteFile& file) const {
+    return root_ / kMetadataRoot / "download" / (file.path + ".metadata");
+  }
+
+  void write_metadata(const RemoteFile& file) {
+    const std::filesystem::path path = metadata_path(file);
+    create_directories_within(root_, std::filesystem::relative(path.parent_path(), root_));
+    write_file_atomically(path, fmt::format("{}\n{}\n{:.6f}\n", commit_, file.etag(), seconds_since_epoch()));
+  }
+
+  std::filesystem::path root_;
+  std::string commit_;
+};
+
+}  // namespace
+
+std::unique_ptr<Layout> make_local_dir_layout(std::filesystem::path local_dir, std::string commit) {
+  return std::make_unique<LocalDirLayout>(std::move(local_dir), std::move(commit));
+}
+
+std::optional<std::string> recorded_commit_in_local_dir(const std::filesystem::path& local_dir) {
+  std::error_code error;
+  std::optional<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(local_dir / kMetadataRoot / "trees", error)) {
+    if (entry.path().extension() != ".json") continue;
+    if (found) return std::nullopt;  // several commits: ambiguous without a revision
+    found = entry.path().stem().string();
+  }
+  return found;
+}
+
+std::optional<std::vector<RemoteFile>> recorded_listing_in_local_dir(const std::filesystem::path& local_dir,
+                                                                     const std::string& commit) {
+  return read_tree_cache(local_dir / kMetadataRoot / "trees" / (commit + ".json"));
+}
+
+}  // namespace hfget::store

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+#include "store/partial_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "store/atomic_file.hpp"
+
+namespace hfget::store {
+
+PartialFile PartialFile::open(const std::filesystem::path& path) {
+  util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666));
+  if (!fd.valid()) throw_file_error("cannot open partial file", path, errno);
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) throw_file_error("cannot stat", path, errno);
+  if (!S_ISREG(info.st_mode)) throw_file_error("not a regular file", path, EINVAL);
+  return PartialFile(path, std::move(fd), static_cast<std::uint64_t>(info.st_size));
+}
+
+void PartialFile::append(std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::pwrite(fd_.get(), bytes.data(), bytes.size(), static_cast<off_t>(size_));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_file_error("cannot write", path_, errno);
+    size_ += static_cast<std::uint64_t>(n);
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
+  }
+}
+
+void PartialFile::restart() {
+  if (::ftruncate(fd_.get(), 0) != 0) throw_file_error("cannot truncate", path_, errno);
+  size_ = 0;
+}
+
+void PartialFile::read_existing(const std::function<void(std::span<const std::byte>)>& consumer) const {
+  constexpr std::size_t kChunkBytes = 1 << 20;
+  std::vector<std::byte> buffer(kChunkBytes);
+  ::posix_fadvise(fd_.get(), 0, static_cast<off_t>(size_), POSIX_FADV_SEQUENTIAL);
+  std::uint64_t offset = 0;
+  while (offset < size_) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, size_ - offset));
+    const ssize_t n = ::pread(fd_.get(), buffer.data(), want, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_file_error("cannot read", path_, errno);
+    if (n == 0) throw_file_error("unexpected end of", path_, EIO);
+    consumer(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(n)));
+    offset += static_cast<std::uint64_t>(n);
+  }
+}
+
+void PartialFile::commit(const std::filesystem::path& final_path) && {
+  if (::fdatasync(fd_.get()) != 0) throw_file_error("cannot flush", path_, errno);
+  if (::rename(path_.c_str(), final_path.c_str()) != 0) throw_file_error("cannot publish", final_path, errno);
+  util::UniqueFd directory(::open(final_path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (directory.valid()) ::fsync(directory.get());
+  fd_.reset();
+}
+
+}  // namespace hfget::store

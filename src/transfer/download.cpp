@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+// `hfget download` as a sequence of named steps: pin the commit, list, select, plan against what is on
+// disk, fetch the rest in parallel, report. Each step is a function; the data between them are plain values.
+#include "hfget/download.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "hfget/error.hpp"
+#include "hub/hub_client.hpp"
+#include "store/layout.hpp"
+#include "store/repo_path.hpp"
+#include "transfer/file_fetcher.hpp"
+#include "transfer/selection.hpp"
+
+namespace hfget {
+namespace {
+
+http::TransportSettings transport_settings(const DownloadOptions& options) {
+  http::TransportSettings transport;
+  transport.stall_timeout = options.stall_timeout;
+  transport.ca_bundle = options.ca_bundle;
+  transport.ca_path = options.ca_path;
+  return transport;
+}
+
+std::unique_ptr<store::Layout> open_layout(const DownloadOptions& options, const std::string& commit) {
+  if (options.local_dir) return store::make_local_dir_layout(*options.local_dir, commit);
+  return store::make_cache_layout(options.cache_dir, options.repo, commit);
+}
+
+void validate_options(const DownloadOptions& options) {
+  if (options.max_workers < 1 || options.max_workers > 256) {
+    throw Error(ErrorCode::kUsage, "--max-workers must be between 1 and 256");
+  }
+  if (options.revision.empty()) throw Error(ErrorCode::kUsage, "--revision must not be empty");
+  // The revision names a file under refs/: it must be a safe relative path ("refs/pr/1" is fine).
+  if (store::unsafe_path_reason(options.revision)) {
+    throw Error(ErrorCode::kUsage, "invalid revision '" + options.revision + "'");
+  }
+  if (!options.offline && options.endpoint.rfind("http://", 0) != 0 && options.endpoint.rfind("https://", 0) != 0) {
+    throw Error(ErrorCode::kUsage, "the endpoint must be an http:// or https:// URL: " + options.endpoint);
+  }
+}
+
+// Worst first: what the exit code reports when several files fail in different ways.
+int severity(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInterrupted: return 0;
+    case ErrorCode::kDiskFull: return 1;
+    case ErrorCode::kVerificationFailed: return 2;
+    case ErrorCode::kInternal: return 3;
+    case ErrorCode::kAccessDenied: return 4;
+    case ErrorCode::kRepoNotFound: return 5;
+    case ErrorCode::kRevisionNotFound: return 6;
+    case ErrorCode::kFileNotFound: return 7;
+    case ErrorCode::kNetwork: return 8;
+    case ErrorCode::kUsage: return 9;
+  }
+  return 10;
+}
+
+std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& selected, const store::Layout& layout) {
+  std::vector<PlannedFile> plan;
+  plan.reserve(selected.size());
+  for (const RemoteFile& file : selected) plan.push_back(PlannedFile{file, layout.is_complete(file)});
+  return plan;
+}
+
+// Fetches every incomplete file of the plan with up to max_workers threads. A worker owns its connection,
+// its fetcher and whatever file it holds; the only shared state is the next-index counter, the result
+// slots (slot i is written only by the worker that took file i) and the stop source.
+struct FetchResults {
+  std::vector<std::optional<Error>> errors;
+  std::uint64_t bytes_received = 0;
+  std::size_t files_fetched = 0;
+};
+
+FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options,
+                       const std::string& commit, store::Layout& layout, ProgressSink& progress,
+                       std::stop_token outer_stop) {
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (!plan[i].complete) todo.push_back(i);
+  }
+  FetchResults results;
+  results.errors.resize(plan.size());
+  if (todo.empty()) return results;
+
+  // Disk full stops every worker at once; SIGINT arrives through outer_stop.
+  std::stop_source stop;
+  const std::stop_callback forward(outer_stop, [&] { stop.request_stop(); });
+  const transfer::FetchSettings settings{options.endpoint, &options.token, options.repo, commit,
+                                         options.max_attempts, options.retry_base_delay};
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> bytes_received{0};
+  std::atomic<std::size_t> files_fetched{0};
+  const auto worker = [&] {
+    transfer::FileFetcher fetcher(settings, layout, progress, transport_settings(options), stop.get_token());
+    for (std::size_t k = next++; k < todo.size(); k = next++) {
+      const RemoteFile& file = plan[todo[k]].file;
+      try {
+        if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
+        if (fetcher.fetch(file) == transfer::FetchOutcome::kDownloaded) ++files_fetched;
+      } catch (const Error& error) {
+        if (error.code() == ErrorCode::kDiskFull) stop.request_stop();
+        if (error.code() != ErrorCode::kInterrupted) progress.on_file_failed(file, error);
+        results.errors[todo[k]] = error;
+      } catch (const std::exception& error) {
+        const Error wrapped(ErrorCode::kInternal, fmt::format("{}: {}", file.path, error.what()), file.path);
+        progress.on_file_failed(file, wrapped);
+        results.errors[todo[k]] = wrapped;
+      }
+    }
+    bytes_received += fetcher.bytes_received();
+  };
+  const auto worker_count = std::min<std::size_t>(static_cast<std::size_t>(options.max_workers), todo.size());
+  {
+    std::vector<std::jthread> workers;
+    workers.reserve(worker_count);
+    for (std::size_t i = 0; i < worker_count; ++i) workers.emplace_back(worker);
+    for (std::jthread& thread : workers) thread.join();
+  }
+  results.bytes_received = bytes_received;
+  results.files_fetched = files_fetched;
+  return results;
+}
+
+[[noreturn]] void throw_worst(const std::vector<std::optional<Error>>& errors) {
+  const std::optional<Error>* worst = nullptr;
+  std::size_t failed = 0;
+  for (const std::optional<Error>& error : errors) {
+    if (!error) continue;
+    ++failed;
+    if (worst == nullptr || severity(error->code()) < severity((*worst)->code())) worst = &error;
+  }
+  const Error& chosen = **worst;
+  if (failed == 1 || chosen.code() == ErrorCode::kInterrupted) throw chosen;
+  throw Error(chosen.code(), fmt::format("{} (and {} more file(s) failed; run again to resume)", chosen.what(), failed - 1),
+              chosen.file());
+}
+
+// HF_HUB_OFFLINE: no request at all. Succeeds when an earlier download recorded the commit and listing and
+// every selected file is complete on disk, as the Python client's offline snapshot does.
+DownloadReport offline_snapshot(const DownloadOptions& options) {
+  std::optional<std::string> commit;
+  if (hub::is_commit_id(options.revision)) {
+    commit = options.revision;
+  } else if (options.local_dir) {
+    commit = store::recorded_commit_in_local_dir(*options.local_dir);
+  } else {
+    commit = store::recorded_commit_in_cache(options.cache_dir, options.repo, options.revision);
+  }
+  if (!commit || !hub::is_commit_id(*commit)) {
+    throw Error(ErrorCode::kNetwork, fmt::format("offline mode (HF_HUB_OFFLINE): revision '{}' of '{}' was never "
+                                                 "downloaded here",
+                                                 options.revision, options.repo.name));
+  }
+  const std::optional<std::vector<RemoteFile>> listing =
+      options.local_dir ? store::recorded_listing_in_local_dir(*options.local_dir, *commit)
+                        : store::recorded_listing_in_cache(options.cache_dir, options.repo, *commit);
+  if (!listing) {
+    throw Error(ErrorCode::kNetwork, "offline mode (HF_HUB_OFFLINE): no file listing was recorded for commit " + *commit);
+  }
+  const std::unique_ptr<store::Layout> layout = open_layout(options, *commit);
+  DownloadReport report;
+  report.commit = *commit;
+  report.snapshot_path = layout->snapshot_path();
+  report.files = plan_against_disk(transfer::select_files(*listing, options.selection), *layout);
+  const auto missing = std::count_if(report.files.begin(), report.files.end(), [](const PlannedFile& f) { return !f.complete; });
+  if (missing > 0) {
+    throw Error(ErrorCode::kNetwork, fmt::format("offline mode (HF_HUB_OFFLINE): {} file(s) of commit {} are not "
+                                                 "complete on disk",
+                                                 missing, *commit));
+  }
+  for (const PlannedFile& planned : report.files) report.bytes_selected += planned.file.size;
+  report.files_already_complete = report.files.size();
+  return report;
+}
+
+}  // namespace
+
+DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
+  const auto started = std::chrono::steady_clock::now();
+  validate_options(options);
+  if (options.offline) return offline_snapshot(options);
+
+  hub::HubClient hub({options.endpoint, options.token, transport_settings(options), options.max_attempts,
+                      options.retry_base_delay},
+                     stop);
+
+  // Pin the revision first, so that a push during the download cannot mix two commits.
+  Snapshot snapshot;
+  snapshot.commit = hub.resolve_commit(options.repo, options.revision);
+
+  // List the whole tree once; include/exclude filter the listing, never the network. Every path is checked
+  // before it can touch the disk.
+  snapshot.files = hub.list_files(options.repo, snapshot.commit);
+  store::validate_listing(snapshot.files);
+  const std::vector<RemoteFile> selected = transfer::select_files(snapshot.files, options.selection);
+
+  // Files already complete on disk cost no request: a re-run does the listing and nothing else.
+  const std::unique_ptr<store::Layout> layout = open_layout(options, snapshot.commit);
+  DownloadReport report;
+  report.commit = snapshot.commit;
+  report.snapshot_path = layout->snapshot_path();
+  report.files = plan_against_disk(selected, *layout);
+  DownloadPlanSummary summary{snapshot.commit, report.files.size(), 0, 0, 0};
+  for (const PlannedFile& planned : report.files) {
+    report.bytes_selected += planned.file.size;
+    if (planned.complete) {
+      summary.bytes_already_complete += planned.file.size;
+      ++report.files_already_complete;
+    } else {
+      ++summary.files_to_fetch;
+    }
+  }
+  summary.bytes_selected = report.bytes_selected;
+  if (options.dry_run) return report;
+
+  // Record the commit before fetching (refs/, trees/), as the Python client does, so that an interrupted
+  // download is recognisable as incomplete rather than mistaken for the whole snapshot.
+  layout->prepare(snapshot, options.revision);
+  for (const PlannedFile& planned : report.files) {
+    if (planned.complete) layout->link_existing(planned.file);
+  }
+  progress.on_plan(summary);
+
+  FetchResults fetched = fetch_all(report.files, options, snapshot.commit, *layout, progress, stop);
+  report.bytes_received = fetched.bytes_received;
+  report.files_fetched = fetched.files_fetched;
+  report.elapsed = std::chrono::steady_clock::now() - started;
+  if (std::any_of(fetched.errors.begin(), fetched.errors.end(), [](const auto& e) { return e.has_value(); })) {
+    throw_worst(fetched.errors);
+  }
+  return report;
+}
+
+}  // namespace hfget

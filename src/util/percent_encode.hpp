@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace hfget::util {
+
+/// Python's urllib.parse.quote: keeps A-Z a-z 0-9 and `_.-~`, plus the characters in `safe`; every other byte
+/// becomes %XX with uppercase hex. The Hub client quotes file paths with safe="/" and revisions with safe="".
+std::string percent_encode(std::string_view text, std::string_view safe);
+
+}  // namespace hfget::util
