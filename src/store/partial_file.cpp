@@ -21,6 +21,10 @@ PartialFile PartialFile::open(const std::filesystem::path& path) {
   return PartialFile(path, std::move(fd), static_cast<std::uint64_t>(info.st_size));
 }
 
+PartialFile::~PartialFile() {
+  if (fd_.valid() && size_ == 0) ::unlink(path_.c_str());
+}
+
 void PartialFile::append(std::span<const std::byte> bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::pwrite(fd_.get(), bytes.data(), bytes.size(), static_cast<off_t>(size_));

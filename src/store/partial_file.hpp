@@ -14,9 +14,16 @@ namespace hfget::store {
 /// A file being downloaded. Bytes are only ever appended, so what is on disk is always a contiguous prefix
 /// of the file and its size is the resume offset. It becomes visible under its final name only through
 /// commit(), after the caller checked size and hash. Destroying a PartialFile closes it but never deletes
-/// it: what we already have is what the next run resumes from. Do not "fix" that.
+/// it: what we already have is what the next run resumes from. Do not "fix" that. (An empty one is removed:
+/// it holds nothing to resume, and a refused download should leave no trace.)
 class PartialFile {
  public:
+  PartialFile(PartialFile&&) noexcept = default;
+  PartialFile& operator=(PartialFile&&) noexcept = default;
+  PartialFile(const PartialFile&) = delete;
+  PartialFile& operator=(const PartialFile&) = delete;
+  ~PartialFile();
+
   /// Opens (or creates) the partial file; its current size is where the download resumes.
   static PartialFile open(const std::filesystem::path& path);
 
