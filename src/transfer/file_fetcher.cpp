@@ -142,7 +142,11 @@ void FileFetcher::download_remaining(const RemoteFile& file, store::PartialFile&
   const std::string resolve_url = hub::resolve_url(settings_.endpoint, settings_.repo, settings_.commit, file.path);
   std::string cdn_url;  // the signed URL the Hub redirected to, reused until the CDN refuses it
 
-  while (partial.size() < file.size) {
+  // An empty file still takes one request: its bytes are nothing, but access to them must be granted (a
+  // gated repo must not yield even its empty files). It is the only request sent without a Range, since
+  // "bytes=0-" of nothing is unsatisfiable.
+  if (file.size > 0 && partial.size() == file.size) return;  // all kept from an earlier run; the hash decides
+  while (true) {
     if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
     std::string url = cdn_url.empty() ? resolve_url : cdn_url;
     PartialFileSink sink(file, partial, hasher, progress_);
@@ -151,12 +155,12 @@ void FileFetcher::download_remaining(const RemoteFile& file, store::PartialFile&
       if (hop > kMaxRedirects) throw Error(ErrorCode::kNetwork, file.path + ": too many redirects", file.path);
       http::RequestSpec spec;
       spec.url = url;
-      spec.range_from = partial.size();
+      if (file.size > 0) spec.range_from = partial.size();
       // The token goes to the Hub's host only, never to a CDN or any other host a redirect names.
       if (http::same_host(url, settings_.endpoint)) spec.bearer_token = settings_.token;
       response = request_.get(spec, sink, stop_);
       spdlog::debug("{}: GET {} (from byte {}) -> {}", file.path, http::same_host(url, settings_.endpoint) ? url : "CDN",
-                    *spec.range_from, describe(response));
+                    partial.size(), describe(response));
       const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
                                response.status < 400 && !response.redirect_url.empty();
       if (!is_redirect) break;
@@ -172,12 +176,13 @@ void FileFetcher::download_remaining(const RemoteFile& file, store::PartialFile&
     if (response.failure == http::TransportFailure::kCancelled || stop_.stop_requested()) {
       throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
     }
-    if (partial.size() == file.size) break;  // done (a server that sends too much is cut at the listed size)
+    const bool answered = response.failure == http::TransportFailure::kNone ||
+                          response.failure == http::TransportFailure::kStoppedBySink;
+    // Done once a 2xx brought the file to its listed size (a server that sends too much is cut there).
+    if (answered && response.status >= 200 && response.status < 300 && partial.size() == file.size) break;
 
     http::Attempt attempt{response.failure, response.status};
     std::string reason = describe(response);
-    const bool answered = response.failure == http::TransportFailure::kNone ||
-                          response.failure == http::TransportFailure::kStoppedBySink;
     if (sink.rejection()) {
       reason = *sink.rejection();
       sink.restart_from_zero();
