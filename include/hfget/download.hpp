@@ -12,6 +12,7 @@
 #include "hfget/progress.hpp"
 #include "hfget/repo.hpp"
 #include "hfget/secret.hpp"
+#include "hfget/verify.hpp"
 
 namespace hfget {
 
@@ -54,12 +55,15 @@ struct DownloadReport {
   std::size_t files_fetched = 0;
   std::size_t files_already_complete = 0;
   std::chrono::duration<double> elapsed{};
+  VerifyReport checks;                // the checks run at the end (no re-hash: every byte was hashed on arrival)
 };
 
 /// Resolves the revision to a commit once, lists the whole tree at that commit, selects files, and downloads
 /// the missing ones in parallel with resumable Range requests, verifying size and hash of each before it
-/// appears under its final name. Throws Error; when several files fail, the first failure of the most severe
-/// kind is thrown after every other file had its chance.
+/// appears under its final name, then runs `hfget verify`'s checks on the snapshot (sizes, shard set,
+/// safetensors headers, config, tokenizer; hashes were checked on arrival). Throws Error; when several files
+/// fail, the first failure of the most severe kind is thrown after every other file had its chance; failed
+/// checks throw Error{kVerificationFailed} naming the files.
 DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop);
 
 }  // namespace hfget

@@ -116,10 +116,21 @@ int run_download(const DownloadFlags& flags, std::stop_token stop) {
     return 0;
   }
   const double seconds = report.elapsed.count();
-  printer.print_line(fmt::format(
-      "{} {} file(s), {}: {} downloaded ({}) in {}, {} already complete", options.offline ? "found" : "verified",
-      report.files.size(), util::format_bytes_both(report.bytes_selected), report.files_fetched,
-      util::format_bytes_both(report.bytes_received), util::format_duration(seconds), report.files_already_complete));
+  printer.print_line(fmt::format("{} {} file(s), {}: {} downloaded ({}) in {:.1f}s, {} already complete",
+                                 options.offline ? "found" : "fetched", report.files.size(),
+                                 util::format_bytes_both(report.bytes_selected), report.files_fetched,
+                                 util::format_bytes_both(report.bytes_received), seconds, report.files_already_complete));
+  std::string passed;
+  for (const CheckResult& check : report.checks.checks) {
+    if (check.status == CheckStatus::kPass) passed += (passed.empty() ? "" : ", ") + check.name;
+    if (check.status == CheckStatus::kSkip && check.detail.rfind("warning: ", 0) == 0) {
+      printer.print_line(fmt::format("warning: {}: {}", check.name, check.detail.substr(9)));
+    }
+  }
+  if (!passed.empty()) {
+    printer.print_line(fmt::format("checks passed: {} (shards {}/{}; every byte hashed on arrival)", passed,
+                                   report.checks.shards_present, report.checks.shards_expected));
+  }
   // stdout carries the result only, so `path=$(hfget download ...)` works.
   fmt::print("{}\n", report.snapshot_path.string());
   std::fflush(stdout);

@@ -11,6 +11,7 @@
 #include "cli/download_command.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/signals.hpp"
+#include "cli/verify_command.hpp"
 #include "hfget/error.hpp"
 #include "hfget/library.hpp"
 
@@ -32,6 +33,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", hfget::version_string());
   app.require_subcommand(1);
   const auto download = hfget::cli::add_download_command(app);
+  const auto verify = hfget::cli::add_verify_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -46,7 +48,8 @@ int run(int argc, char** argv) {
   }
 
   try {
-    return download(signals.stop_token());
+    if (const int code = download(signals.stop_token()); code >= 0) return code;
+    return verify(signals.stop_token());
   } catch (const hfget::Error& error) {
     std::fprintf(stderr, "hfget: error: %s\n", error.what());
     if (error.code() == hfget::ErrorCode::kInterrupted) {

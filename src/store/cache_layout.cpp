@@ -15,6 +15,7 @@
 
 #include "hfget/error.hpp"
 #include "store/atomic_file.hpp"
+#include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
@@ -60,7 +61,8 @@ class CacheLayout final : public Layout {
 
   std::filesystem::path snapshot_path() const override { return repo_dir_ / "snapshots" / commit_; }
 
-  void prepare(const Snapshot& snapshot, const std::string& revision) override {
+  void prepare(const Snapshot& snapshot, const std::vector<RemoteFile>& selected,
+               const std::string& revision) override {
     std::filesystem::create_directories(cache_dir_);
     const std::filesystem::path tag = cache_dir_ / "CACHEDIR.TAG";
     if (!std::filesystem::exists(tag)) write_file_atomically(tag, kCacheDirTag);
@@ -69,12 +71,14 @@ class CacheLayout final : public Layout {
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "snapshots" / commit_);
     create_directories_within(cache_dir_, std::filesystem::path(".locks") / folder);
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "trees");
+    create_directories_within(cache_dir_, std::filesystem::path(folder) / "hfget");
     if (revision != commit_) {
       const std::filesystem::path ref = std::filesystem::path("refs") / revision;
       create_directories_within(repo_dir_, ref.parent_path());
       write_file_atomically(repo_dir_ / ref, commit_);
     }
     write_file_atomically(repo_dir_ / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
+    write_download_record(record_path_in_cache(cache_dir_, repo_, commit_), DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 
   bool is_complete(const RemoteFile& file) const override {
@@ -122,6 +126,13 @@ std::optional<std::string> read_small_file(const std::filesystem::path& path) {
 }
 
 }  // namespace
+
+std::vector<std::string> selected_paths(const std::vector<RemoteFile>& files) {
+  std::vector<std::string> paths;
+  paths.reserve(files.size());
+  for (const RemoteFile& file : files) paths.push_back(file.path);
+  return paths;
+}
 
 std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit) {
   return std::make_unique<CacheLayout>(std::move(cache_dir), std::move(repo), std::move(commit));

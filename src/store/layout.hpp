@@ -21,9 +21,10 @@ class Layout {
 
   /// The path printed on success: snapshots/<commit> in the cache, the local dir itself otherwise.
   virtual std::filesystem::path snapshot_path() const = 0;
-  /// Creates the folders and marker files (CACHEDIR.TAG, .gitignore) and records the commit: refs/<revision>
-  /// and trees/<commit>.json with the complete listing.
-  virtual void prepare(const Snapshot& snapshot, const std::string& revision) = 0;
+  /// Creates the folders and marker files (CACHEDIR.TAG, .gitignore) and records the commit: refs/<revision>,
+  /// trees/<commit>.json with the complete listing, and hfget's record of the selected paths.
+  virtual void prepare(const Snapshot& snapshot, const std::vector<RemoteFile>& selected,
+                       const std::string& revision) = 0;
   /// True when the file is already there, intact as far as size and recorded etag tell, so it needs no request.
   virtual bool is_complete(const RemoteFile& file) const = 0;
   /// Makes an already complete file visible at its path in this snapshot (cache symlink, local metadata).
@@ -50,6 +51,9 @@ std::optional<std::vector<RemoteFile>> recorded_listing_in_cache(const std::file
                                                                  const RepoId& repo, const std::string& commit);
 std::optional<std::vector<RemoteFile>> recorded_listing_in_local_dir(const std::filesystem::path& local_dir,
                                                                      const std::string& commit);
+
+/// The paths of `files`, for the download record.
+std::vector<std::string> selected_paths(const std::vector<RemoteFile>& files);
 
 /// The CACHEDIR.TAG content huggingface_hub writes (https://bford.info/cachedir/).
 extern const char* const kCacheDirTag;

@@ -13,6 +13,7 @@
 
 #include "hfget/error.hpp"
 #include "store/atomic_file.hpp"
+#include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
@@ -59,16 +60,19 @@ class LocalDirLayout final : public Layout {
     return error ? std::filesystem::absolute(root_) : canonical;
   }
 
-  void prepare(const Snapshot& snapshot, const std::string& /*revision*/) override {
+  void prepare(const Snapshot& snapshot, const std::vector<RemoteFile>& selected,
+               const std::string& revision) override {
     std::filesystem::create_directories(root_);
     create_directories_within(root_, kMetadataRoot / "download");
     create_directories_within(root_, kMetadataRoot / "trees");
+    create_directories_within(root_, kMetadataRoot / "hfget");
     const std::filesystem::path metadata_root = root_ / kMetadataRoot;
     if (!std::filesystem::exists(metadata_root / ".gitignore")) write_file_atomically(metadata_root / ".gitignore", "*");
     if (!std::filesystem::exists(metadata_root / "CACHEDIR.TAG")) {
       write_file_atomically(metadata_root / "CACHEDIR.TAG", kCacheDirTag);
     }
     write_file_atomically(metadata_root / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
+    write_download_record(record_path_in_local_dir(root_, commit_), DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 
   bool is_complete(const RemoteFile& file) const override {

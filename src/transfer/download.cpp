@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "store/repo_path.hpp"
 #include "transfer/file_fetcher.hpp"
 #include "transfer/selection.hpp"
+#include "verify/snapshot_checks.hpp"
 
 namespace hfget {
 namespace {
@@ -131,6 +133,43 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   return results;
 }
 
+// The checks of `hfget verify` on what was just downloaded, without re-reading the bytes: each was hashed
+// on arrival, and files found complete were trusted by size and recorded etag, as a re-run must be cheap.
+VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFile>& selected,
+                            const store::Layout& layout, const DownloadOptions& options, std::stop_token stop) {
+  verify::SnapshotOnDisk on_disk;
+  on_disk.root = layout.snapshot_path();
+  on_disk.repo_type = options.repo.type;
+  on_disk.commit = snapshot.commit;
+  on_disk.listing = snapshot.files;
+  on_disk.selected = std::set<std::string>();
+  for (const RemoteFile& file : selected) on_disk.selected->insert(file.path);
+  on_disk.is_cache_snapshot = !options.local_dir.has_value();
+  verify::CheckSettings settings;
+  settings.hash = false;
+  settings.absent_upstream_fails = false;
+  VerifyReport report;
+  report.repo = options.repo.name;
+  report.commit = snapshot.commit;
+  report.root = on_disk.root;
+  verify::run_snapshot_checks(on_disk, settings, report, std::move(stop));
+  return report;
+}
+
+[[noreturn]] void throw_failed_checks(const VerifyReport& report) {
+  std::string causes;
+  for (std::size_t i = 0; i < report.problems.size() && i < 3; ++i) {
+    causes += fmt::format("{}{}: {}", i == 0 ? "" : "; ", report.problems[i].path, report.problems[i].cause);
+  }
+  if (report.problems.size() > 3) causes += fmt::format(" (and {} more; run hfget verify)", report.problems.size() - 3);
+  if (causes.empty()) {
+    for (const CheckResult& check : report.checks) {
+      if (check.status == CheckStatus::kFail) causes += (causes.empty() ? "" : "; ") + check.name + ": " + check.detail;
+    }
+  }
+  throw Error(ErrorCode::kVerificationFailed, "the downloaded snapshot failed its checks: " + causes);
+}
+
 [[noreturn]] void throw_worst(const std::vector<std::optional<Error>>& errors) {
   const std::optional<Error>* worst = nullptr;
   std::size_t failed = 0;
@@ -225,7 +264,7 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
 
   // Record the commit before fetching (refs/, trees/), as the Python client does, so that an interrupted
   // download is recognisable as incomplete rather than mistaken for the whole snapshot.
-  layout->prepare(snapshot, options.revision);
+  layout->prepare(snapshot, selected, options.revision);
   for (const PlannedFile& planned : report.files) {
     if (planned.complete) layout->link_existing(planned.file);
   }
@@ -238,6 +277,9 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   if (std::any_of(fetched.errors.begin(), fetched.errors.end(), [](const auto& e) { return e.has_value(); })) {
     throw_worst(fetched.errors);
   }
+  report.checks = check_snapshot(snapshot, selected, *layout, options, stop);
+  report.elapsed = std::chrono::steady_clock::now() - started;
+  if (!report.checks.ok()) throw_failed_checks(report.checks);
   return report;
 }
 

@@ -26,7 +26,7 @@ constexpr int kMaxRedirects = 10;
 // exactly. A 200 to a ranged request means the server ignored the Range: start the file over.
 class PartialFileSink final : public http::BodySink {
  public:
-  PartialFileSink(const RemoteFile& file, store::PartialFile& partial, std::optional<ContentHasher>& hasher,
+  PartialFileSink(const RemoteFile& file, store::PartialFile& partial, std::optional<crypto::ContentHasher>& hasher,
                   ProgressSink& progress)
       : file_(file), partial_(partial), hasher_(hasher), progress_(progress) {}
 
@@ -77,7 +77,7 @@ class PartialFileSink final : public http::BodySink {
  private:
   const RemoteFile& file_;
   store::PartialFile& partial_;
-  std::optional<ContentHasher>& hasher_;
+  std::optional<crypto::ContentHasher>& hasher_;
   ProgressSink& progress_;
   std::optional<std::string> rejection_;
   std::uint64_t received_ = 0;
@@ -115,7 +115,7 @@ FetchOutcome FileFetcher::fetch(const RemoteFile& file) {
 
   // A mismatch discards the bytes and downloads the file once more; a second mismatch is not bad luck.
   for (int pass = 1;; ++pass) {
-    std::optional<ContentHasher> hasher(std::in_place, file);
+    std::optional<crypto::ContentHasher> hasher(std::in_place, file);
     progress_.on_file_started(file, partial.size());
     // A resumed file is still hashed in full: the bytes from the earlier run are read back once.
     partial.read_existing([&](std::span<const std::byte> bytes) { hasher->update(bytes); });
@@ -137,7 +137,7 @@ FetchOutcome FileFetcher::fetch(const RemoteFile& file) {
 }
 
 void FileFetcher::download_remaining(const RemoteFile& file, store::PartialFile& partial,
-                                     std::optional<ContentHasher>& hasher) {
+                                     std::optional<crypto::ContentHasher>& hasher) {
   http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_);
   const std::string resolve_url = hub::resolve_url(settings_.endpoint, settings_.repo, settings_.commit, file.path);
   std::string cdn_url;  // the signed URL the Hub redirected to, reused until the CDN refuses it

@@ -12,7 +12,7 @@
 #include "hfget/secret.hpp"
 #include "http/easy_request.hpp"
 #include "store/layout.hpp"
-#include "transfer/content_hasher.hpp"
+#include "crypto/content_hasher.hpp"
 
 namespace hfget::transfer {
 
@@ -41,7 +41,7 @@ class FileFetcher {
 
  private:
   void download_remaining(const RemoteFile& file, store::PartialFile& partial,
-                          std::optional<ContentHasher>& hasher);
+                          std::optional<crypto::ContentHasher>& hasher);
 
   const FetchSettings& settings_;
   store::Layout& layout_;

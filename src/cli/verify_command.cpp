@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// `hfget verify TARGET`: TARGET is a --local-dir download (a directory) or a repo id in the HF cache.
+// The report goes to stdout (text or --json); the exit code says whether every check held.
+#include "cli/verify_command.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "cli/exit_code.hpp"
+#include "cli/verify_report.hpp"
+#include "hfget/environment.hpp"
+#include "hfget/error.hpp"
+#include "hfget/verify.hpp"
+#include "util/env.hpp"
+
+namespace hfget::cli {
+namespace {
+
+struct VerifyFlags {
+  std::string target;
+  std::string revision = "main";
+  std::string repo_type = "model";
+  std::string cache_dir;
+  std::string endpoint;
+  std::string token;
+  std::vector<std::string> allow_missing;
+  unsigned jobs = 0;
+  bool online = false;
+  bool json = false;
+  bool fast = false;
+};
+
+// A directory is a local-dir download; anything else is read as a repo id in the cache.
+bool is_local_dir_target(const std::string& target) {
+  std::error_code error;
+  return std::filesystem::is_directory(target, error) &&
+         (std::filesystem::exists(std::filesystem::path(target) / ".cache" / "huggingface", error) ||
+          target.find('/') == std::string::npos || target.front() == '.' || target.front() == '/');
+}
+
+int run_verify(const VerifyFlags& flags, std::stop_token stop) {
+  const HubEnvironment env = HubEnvironment::from_process_environment();
+  const std::optional<RepoType> type = parse_repo_type(flags.repo_type);
+  if (!type) throw Error(ErrorCode::kUsage, "--repo-type must be model, dataset or space");
+
+  VerifyOptions options;
+  if (is_local_dir_target(flags.target)) {
+    options.local_dir = std::filesystem::absolute(flags.target);
+    options.repo.type = *type;
+    if (flags.online) throw Error(ErrorCode::kUsage, "--online needs a repo id in the cache (a local dir does not record its repo id)");
+  } else {
+    options.repo = RepoId::parse(flags.target, *type);
+  }
+  options.cache_dir =
+      std::filesystem::absolute(flags.cache_dir.empty() ? env.hub_cache : util::expand_user_and_vars(flags.cache_dir));
+  options.revision = flags.revision;
+  options.online = flags.online;
+  options.endpoint = flags.endpoint.empty() ? env.endpoint : flags.endpoint;
+  options.token = flags.token.empty() ? env.token : Secret(clean_token(flags.token));
+  options.jobs = flags.jobs;
+  options.fast = flags.fast;
+  options.allow_missing.insert(flags.allow_missing.begin(), flags.allow_missing.end());
+
+  const VerifyReport report = verify_snapshot(options, std::move(stop));
+  const std::string rendered = flags.json ? render_verify_report_json(report) : render_verify_report_text(report);
+  std::fputs(rendered.c_str(), stdout);
+  std::fflush(stdout);
+  return report.ok() ? kExitSuccess : exit_code_for(ErrorCode::kVerificationFailed);
+}
+
+}  // namespace
+
+std::function<int(std::stop_token)> add_verify_command(CLI::App& app) {
+  auto flags = std::make_shared<VerifyFlags>();
+  CLI::App* command = app.add_subcommand("verify", "Check that a downloaded snapshot is complete and intact");
+  command->add_option("target", flags->target, "A --local-dir download, or a repo id in the HF cache")->required();
+  command->add_option("--revision", flags->revision, "Branch, tag or commit (cache)")->capture_default_str();
+  command->add_option("--repo-type", flags->repo_type, "model, dataset or space")
+      ->check(CLI::IsMember({"model", "dataset", "space"}))
+      ->capture_default_str();
+  command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
+  command->add_flag("--online", flags->online, "Re-read the file listing from the Hub");
+  command->add_option("--endpoint", flags->endpoint, "Hub URL, with --online");
+  command->add_option("--token", flags->token, "Hub token, with --online");
+  command->add_flag("--json", flags->json, "Print one JSON report on stdout");
+  command->add_option("--jobs", flags->jobs, "Files hashed at once (default: the number of cores)");
+  command->add_flag("--fast", flags->fast, "Skip hashing: sizes, headers and structure only");
+  command->add_option("--allow-missing", flags->allow_missing, "Do not fail when the repo has no tokenizer or config")
+      ->check(CLI::IsMember({"tokenizer", "config"}));
+  return [command, flags](std::stop_token stop) -> int {
+    if (!command->parsed()) return -1;
+    return run_verify(*flags, std::move(stop));
+  };
+}
+
+}  // namespace hfget::cli

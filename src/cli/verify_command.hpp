@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <stop_token>
+
+namespace hfget::cli {
+
+/// Adds `verify` to the app; the returned function runs it if it was the parsed command (else returns -1).
+std::function<int(std::stop_token)> add_verify_command(CLI::App& app);
+
+}  // namespace hfget::cli

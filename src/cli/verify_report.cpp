@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+#include "cli/verify_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "util/byte_size.hpp"
+
+namespace hfget::cli {
+namespace {
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return out;
+}
+
+double hash_rate(const VerifyReport& report) {
+  const double seconds = report.elapsed.count();
+  return seconds > 0 ? static_cast<double>(report.bytes_hashed) / seconds : 0.0;
+}
+
+double round_to(double value, double unit) { return static_cast<double>(static_cast<std::int64_t>(value / unit * 100 + 0.5)) / 100; }
+
+}  // namespace
+
+std::string render_verify_report_text(const VerifyReport& report) {
+  std::string out = fmt::format("{}{}commit {} in {}\n", report.repo, report.repo.empty() ? "" : " @ ", report.commit,
+                                report.root.string());
+  for (const CheckResult& check : report.checks) {
+    out += fmt::format("  {:<4}  {:<20} {}\n", upper(to_string(check.status)), check.name, check.detail);
+  }
+  // One line per bad file and cause, naming every check that saw it (a missing shard fails two checks).
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const FileProblem& problem : report.problems) {
+    const std::string head = fmt::format("{}: {}", problem.path, problem.cause);
+    const auto same = std::find_if(lines.begin(), lines.end(), [&](const auto& line) { return line.first == head; });
+    if (same == lines.end()) {
+      lines.emplace_back(head, problem.check);
+    } else {
+      same->second += ", " + problem.check;
+    }
+  }
+  for (const auto& [head, checks] : lines) out += fmt::format("  BAD   {} [{}]\n", head, checks);
+  out += fmt::format("{}: {}/{} files, shards {}/{}, {}, {} hashed in {:.1f}s ({})\n", report.ok() ? "OK" : "FAILED",
+                     report.files_present, report.files_expected, report.shards_present, report.shards_expected,
+                     util::format_bytes_both(report.bytes_expected), util::format_bytes_both(report.bytes_hashed),
+                     report.elapsed.count(), util::format_rate(hash_rate(report)));
+  return out;
+}
+
+std::string render_verify_report_json(const VerifyReport& report) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const CheckResult& check : report.checks) {
+    checks.push_back({{"name", check.name}, {"status", to_string(check.status)}, {"detail", check.detail}});
+  }
+  nlohmann::json problems = nlohmann::json::array();
+  for (const FileProblem& problem : report.problems) {
+    problems.push_back({{"path", problem.path}, {"check", problem.check}, {"cause", problem.cause}});
+  }
+  const nlohmann::json document = {
+      {"ok", report.ok()},
+      {"repo", report.repo},
+      {"commit", report.commit},
+      {"root", report.root.string()},
+      {"checks", checks},
+      {"problems", problems},
+      {"summary",
+       {{"files_expected", report.files_expected},
+        {"files_present", report.files_present},
+        {"files_excluded", report.files_excluded},
+        {"shards_expected", report.shards_expected},
+        {"shards_present", report.shards_present},
+        {"bytes_expected", report.bytes_expected},
+        {"gb_expected", round_to(static_cast<double>(report.bytes_expected), 1e9)},
+        {"gib_expected", round_to(static_cast<double>(report.bytes_expected), 1073741824.0)},
+        {"bytes_hashed", report.bytes_hashed},
+        {"elapsed_seconds", report.elapsed.count()},
+        {"hash_bytes_per_second", hash_rate(report)}}},
+  };
+  return document.dump(2) + "\n";
+}
+
+}  // namespace hfget::cli

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+
+#include "hfget/verify.hpp"
+
+namespace hfget::cli {
+
+/// One line per check, one line per bad file, one summary line (docs/verify.md shows an example).
+std::string render_verify_report_text(const VerifyReport& report);
+/// The same as one JSON document with stable field names (schema in docs/verify.md).
+std::string render_verify_report_json(const VerifyReport& report);
+
+}  // namespace hfget::cli

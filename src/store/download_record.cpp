@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#include "store/download_record.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "store/atomic_file.hpp"
+
+namespace hfget::store {
+
+std::filesystem::path record_path_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo,
+                                           const std::string& commit) {
+  return cache_dir / cache_folder_name(repo) / "hfget" / (commit + ".json");
+}
+
+std::filesystem::path record_path_in_local_dir(const std::filesystem::path& local_dir, const std::string& commit) {
+  return local_dir / ".cache" / "huggingface" / "hfget" / (commit + ".json");
+}
+
+std::optional<DownloadRecord> read_download_record(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream content;
+  content << in.rdbuf();
+  const nlohmann::json data = nlohmann::json::parse(content.str(), nullptr, /*allow_exceptions=*/false);
+  if (data.is_discarded() || !data.is_object() || data.value("format_version", 0) != 1) return std::nullopt;
+  const auto selected = data.find("selected");
+  if (selected == data.end() || !selected->is_array()) return std::nullopt;
+  DownloadRecord record;
+  record.commit = data.value("commit", "");
+  record.revision = data.value("revision", "");
+  for (const nlohmann::json& path_value : *selected) {
+    if (path_value.is_string()) record.selected.push_back(path_value.get<std::string>());
+  }
+  return record;
+}
+
+void write_download_record(const std::filesystem::path& path, const DownloadRecord& record) {
+  std::set<std::string> selected(record.selected.begin(), record.selected.end());
+  if (std::optional<DownloadRecord> existing = read_download_record(path)) {
+    selected.insert(existing->selected.begin(), existing->selected.end());
+  }
+  const nlohmann::json data = {{"format_version", 1},
+                               {"commit", record.commit},
+                               {"revision", record.revision},
+                               {"selected", std::vector<std::string>(selected.begin(), selected.end())}};
+  write_file_atomically(path, data.dump(1) + "\n");
+}
+
+}  // namespace hfget::store

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "hfget/repo.hpp"
+
+namespace hfget::verify {
+
+struct HashJob {
+  std::filesystem::path path;  // on disk
+  RemoteFile expected;         // the hash the listing promises
+};
+
+struct HashOutcome {
+  bool matches = false;
+  std::string algorithm;  // "sha256" or "git-sha1"
+  std::string actual;     // empty when the file could not be read
+  std::string error;      // why it could not be read
+};
+
+/// Hashes every job's file with `jobs` threads (largest files first, so the last thread does not start a
+/// huge file alone at the end), reading large sequential blocks with read-ahead hints. Memory: one buffer
+/// per thread. Returns outcomes in the jobs' order; `bytes_hashed` adds up what was read.
+std::vector<HashOutcome> hash_files(const std::vector<HashJob>& jobs, unsigned threads, std::uint64_t& bytes_hashed,
+                                    std::stop_token stop);
+
+}  // namespace hfget::verify
