@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+#include "http/retry_policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace hfget::http {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const char* name_of(TransportFailure failure) {
+  switch (failure) {
+    case TransportFailure::kNone: return "kNone";
+    case TransportFailure::kConnect: return "kConnect";
+    case TransportFailure::kTimeout: return "kTimeout";
+    case TransportFailure::kConnectionLost: return "kConnectionLost";
+    case TransportFailure::kTls: return "kTls";
+    case TransportFailure::kStoppedBySink: return "kStoppedBySink";
+    case TransportFailure::kCancelled: return "kCancelled";
+    case TransportFailure::kOther: return "kOther";
+  }
+  return "?";
+}
+
+TEST(NextStep, RetriesOnlyTransientFailures) {
+  const struct {
+    TransportFailure failure;
+    long status;
+    NextStep expected;
+  } cases[] = {
+      // An answer arrived: the status decides.
+      {TransportFailure::kNone, 408, NextStep::kRetry},
+      {TransportFailure::kNone, 429, NextStep::kRetry},
+      {TransportFailure::kNone, 500, NextStep::kRetry},
+      {TransportFailure::kNone, 502, NextStep::kRetry},
+      {TransportFailure::kNone, 503, NextStep::kRetry},
+      {TransportFailure::kNone, 504, NextStep::kRetry},
+      {TransportFailure::kNone, 599, NextStep::kRetry},
+      {TransportFailure::kNone, 400, NextStep::kGiveUp},
+      {TransportFailure::kNone, 401, NextStep::kGiveUp},
+      {TransportFailure::kNone, 403, NextStep::kGiveUp},
+      {TransportFailure::kNone, 404, NextStep::kGiveUp},
+      {TransportFailure::kNone, 416, NextStep::kGiveUp},
+      {TransportFailure::kNone, 600, NextStep::kGiveUp},
+      {TransportFailure::kNone, 0, NextStep::kGiveUp},
+      // No answer: the transport failure decides, whatever status a previous response left behind.
+      {TransportFailure::kConnect, 0, NextStep::kRetry},
+      {TransportFailure::kTimeout, 0, NextStep::kRetry},
+      {TransportFailure::kConnectionLost, 0, NextStep::kRetry},
+      {TransportFailure::kConnectionLost, 200, NextStep::kRetry},
+      {TransportFailure::kConnectionLost, 206, NextStep::kRetry},
+      {TransportFailure::kOther, 0, NextStep::kRetry},
+      {TransportFailure::kTimeout, 404, NextStep::kRetry},
+      {TransportFailure::kTls, 0, NextStep::kGiveUp},
+      {TransportFailure::kTls, 503, NextStep::kGiveUp},
+      {TransportFailure::kCancelled, 0, NextStep::kGiveUp},
+      {TransportFailure::kCancelled, 503, NextStep::kGiveUp},
+      {TransportFailure::kStoppedBySink, 200, NextStep::kGiveUp},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << name_of(c.failure) << " / HTTP " << c.status);
+    EXPECT_EQ(next_step({c.failure, c.status}), c.expected);
+  }
+}
+
+TEST(ParseRetryAfter, ReadsDelaySeconds) {
+  EXPECT_EQ(parse_retry_after("0"), seconds(0));
+  EXPECT_EQ(parse_retry_after("120"), seconds(120));
+  EXPECT_EQ(parse_retry_after("  7 "), seconds(7));
+}
+
+TEST(ParseRetryAfter, CapsHostileValuesAtFiveMinutes) {
+  EXPECT_EQ(parse_retry_after("300"), seconds(300));
+  EXPECT_EQ(parse_retry_after("301"), seconds(300));
+  EXPECT_EQ(parse_retry_after("86400"), seconds(300));
+  EXPECT_EQ(parse_retry_after("9999999999"), seconds(300));
+}
+
+TEST(ParseRetryAfter, IgnoresJunkNegativesAndHttpDates) {
+  for (const char* value : {"", "   ", "-1", "+5", "1.5", "5s", "soon", "0x10", "99999999999",
+                            "Wed, 21 Oct 2015 07:28:00 GMT"}) {
+    EXPECT_EQ(parse_retry_after(value), std::nullopt) << '"' << value << '"';
+  }
+}
+
+TEST(BackoffDelay, IsAFractionOfTheExponentialCeiling) {
+  const milliseconds base(1000);
+  EXPECT_EQ(backoff_delay(1, base, std::nullopt, 0.0), milliseconds(0));
+  EXPECT_EQ(backoff_delay(1, base, std::nullopt, 0.5), milliseconds(500));
+  EXPECT_EQ(backoff_delay(2, base, std::nullopt, 0.5), milliseconds(1000));
+  EXPECT_EQ(backoff_delay(3, base, std::nullopt, 0.5), milliseconds(2000));
+  EXPECT_EQ(backoff_delay(4, base, std::nullopt, 0.999), milliseconds(7992));
+}
+
+TEST(BackoffDelay, StaysWithinZeroAndTheCeilingForEveryDraw) {
+  const milliseconds base(250);
+  for (int attempt = 1; attempt <= 8; ++attempt) {
+    const milliseconds ceiling = std::min(milliseconds(30'000), base * (1 << (attempt - 1)));
+    for (const double draw : {0.0, 0.1, 0.5, 0.9, 0.999999}) {
+      const milliseconds delay = backoff_delay(attempt, base, std::nullopt, draw);
+      EXPECT_GE(delay, milliseconds(0)) << attempt << " " << draw;
+      EXPECT_LE(delay, ceiling) << attempt << " " << draw;
+    }
+  }
+}
+
+TEST(BackoffDelay, IsCappedAtThirtySeconds) {
+  const milliseconds base(1000);
+  EXPECT_EQ(backoff_delay(6, base, std::nullopt, 0.999999), milliseconds(29'999));
+  EXPECT_EQ(backoff_delay(7, base, std::nullopt, 0.5), milliseconds(15'000));
+  EXPECT_EQ(backoff_delay(50, base, std::nullopt, 0.5), milliseconds(15'000));
+  EXPECT_EQ(backoff_delay(1'000'000, milliseconds(10'000), std::nullopt, 1.0), milliseconds(30'000));
+}
+
+TEST(BackoffDelay, ClampsOutOfRangeDrawsAndAttemptNumbers) {
+  const milliseconds base(1000);
+  EXPECT_EQ(backoff_delay(1, base, std::nullopt, -3.0), milliseconds(0));
+  EXPECT_EQ(backoff_delay(1, base, std::nullopt, 7.0), milliseconds(1000));
+  EXPECT_EQ(backoff_delay(0, base, std::nullopt, 0.5), milliseconds(500));
+  EXPECT_EQ(backoff_delay(-5, base, std::nullopt, 0.5), milliseconds(500));
+}
+
+TEST(BackoffDelay, NeverWaitsLessThanRetryAfter) {
+  const milliseconds base(1000);
+  EXPECT_EQ(backoff_delay(1, base, seconds(10), 0.0), milliseconds(10'000));
+  EXPECT_EQ(backoff_delay(1, base, seconds(10), 0.999), milliseconds(10'000));
+  EXPECT_EQ(backoff_delay(1, base, seconds(0), 0.5), milliseconds(500));
+}
+
+TEST(BackoffDelay, KeepsALongerJitteredDelayOverAShortRetryAfter) {
+  EXPECT_EQ(backoff_delay(5, milliseconds(1000), seconds(2), 0.5), milliseconds(8000));
+}
+
+TEST(BackoffDelay, RetryAfterIsNotCappedByTheBackoffCeiling) {
+  EXPECT_EQ(backoff_delay(1, milliseconds(1000), seconds(120), 0.5), milliseconds(120'000));
+}
+
+}  // namespace
+}  // namespace hfget::http

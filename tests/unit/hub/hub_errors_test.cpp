@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+#include "hub/hub_errors.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace hfget::hub {
+namespace {
+
+http::HttpResponse response(long status, const std::string& error_code = "", const std::string& error_message = "") {
+  http::HttpResponse answer;
+  answer.status = status;
+  if (!error_code.empty()) answer.headers["x-error-code"] = error_code;
+  if (!error_message.empty()) answer.headers["x-error-message"] = error_message;
+  return answer;
+}
+
+class ErrorFromResponse : public ::testing::Test {
+ protected:
+  Error error_for(const http::HttpResponse& answer) { return error_from_response(answer, context_); }
+
+  RepoId repo_ = RepoId::parse("org/model", RepoType::kModel);
+  RequestContext context_{&repo_, "main", "weights/model.safetensors"};
+};
+
+TEST_F(ErrorFromResponse, MapsGatedRepoToAccessDenied) {
+  EXPECT_EQ(error_for(response(401, "GatedRepo")).code(), ErrorCode::kAccessDenied);
+  EXPECT_EQ(error_for(response(403, "GatedRepo", "Access to model org/model is restricted.")).code(),
+            ErrorCode::kAccessDenied);
+}
+
+TEST_F(ErrorFromResponse, MapsRevisionNotFound) {
+  const Error error = error_for(response(404, "RevisionNotFound", "Invalid rev id: nope"));
+  EXPECT_EQ(error.code(), ErrorCode::kRevisionNotFound);
+  EXPECT_NE(std::string(error.what()).find("'main'"), std::string::npos) << error.what();
+}
+
+TEST_F(ErrorFromResponse, MapsEntryNotFoundToFileNotFoundNamingTheFile) {
+  const Error error = error_for(response(404, "EntryNotFound"));
+  EXPECT_EQ(error.code(), ErrorCode::kFileNotFound);
+  EXPECT_EQ(error.file(), std::filesystem::path("weights/model.safetensors"));
+  EXPECT_NE(std::string(error.what()).find("weights/model.safetensors"), std::string::npos) << error.what();
+}
+
+TEST_F(ErrorFromResponse, MapsRepoNotFound) {
+  const Error error = error_for(response(404, "RepoNotFound"));
+  EXPECT_EQ(error.code(), ErrorCode::kRepoNotFound);
+  EXPECT_NE(std::string(error.what()).find("model 'org/model'"), std::string::npos) << error.what();
+  EXPECT_EQ(error_for(response(401, "RepoNotFound")).code(), ErrorCode::kRepoNotFound);
+}
+
+TEST_F(ErrorFromResponse, MapsARejectedTokenToAccessDenied) {
+  EXPECT_EQ(error_for(response(401, "", "Invalid credentials in Authorization header")).code(),
+            ErrorCode::kAccessDenied);
+  EXPECT_EQ(error_for(response(401, "RepoNotFound", "Invalid credentials in Authorization header")).code(),
+            ErrorCode::kAccessDenied);
+}
+
+TEST_F(ErrorFromResponse, MapsBare401And404ToRepoNotFound) {
+  EXPECT_EQ(error_for(response(401)).code(), ErrorCode::kRepoNotFound);
+  EXPECT_EQ(error_for(response(404)).code(), ErrorCode::kRepoNotFound);
+  EXPECT_EQ(error_for(response(401, "", "Some other message")).code(), ErrorCode::kRepoNotFound);
+}
+
+TEST_F(ErrorFromResponse, MapsBare403ToAccessDenied) {
+  EXPECT_EQ(error_for(response(403)).code(), ErrorCode::kAccessDenied);
+  EXPECT_EQ(error_for(response(403, "", "Access to this resource is disabled.")).code(), ErrorCode::kAccessDenied);
+}
+
+TEST_F(ErrorFromResponse, MapsOtherStatusesToNetwork) {
+  for (const long status : {400L, 416L, 429L, 500L, 502L, 503L}) {
+    const Error error = error_for(response(status));
+    EXPECT_EQ(error.code(), ErrorCode::kNetwork) << status;
+    EXPECT_NE(std::string(error.what()).find(std::to_string(status)), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(ErrorFromResponse, ErrorCodeHeaderWinsOverStatus) {
+  EXPECT_EQ(error_for(response(500, "EntryNotFound")).code(), ErrorCode::kFileNotFound);
+  EXPECT_EQ(error_for(response(403, "RevisionNotFound")).code(), ErrorCode::kRevisionNotFound);
+}
+
+TEST_F(ErrorFromResponse, QuotesTheServerMessageSanitisedAndShortened) {
+  const Error error = error_for(response(403, "", "bad\x1b[31m\nthing" + std::string(500, 'x')));
+  const std::string what = error.what();
+  EXPECT_NE(what.find("bad [31m thing"), std::string::npos) << what;
+  EXPECT_EQ(what.find('\x1b'), std::string::npos);
+  EXPECT_EQ(what.find('\n'), std::string::npos);
+  EXPECT_EQ(what.find(std::string(201, 'x')), std::string::npos);
+}
+
+TEST(ErrorFromResponseWithoutRepo, SaysRepository) {
+  const Error error = error_from_response(response(404), RequestContext{});
+  EXPECT_EQ(error.code(), ErrorCode::kRepoNotFound);
+  EXPECT_NE(std::string(error.what()).find("repository"), std::string::npos) << error.what();
+}
+
+}  // namespace
+}  // namespace hfget::hub
