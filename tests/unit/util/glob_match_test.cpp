@@ -36,4 +36,27 @@ TEST(FnmatchCase, BacktracksOverSeveralStars) {
   EXPECT_TRUE(fnmatch_case("docs/*", "docs/a/b.md"));
 }
 
+TEST(FnmatchCase, ReadsSetEdgeCasesAsPythonDoes) {
+  EXPECT_TRUE(fnmatch_case("[]]", "]"));     // ']' first in a set is a member
+  EXPECT_TRUE(fnmatch_case("[!]]", "a"));
+  EXPECT_FALSE(fnmatch_case("[!]]", "]"));
+  EXPECT_TRUE(fnmatch_case("[a-]", "-"));    // '-' last in a set is a member
+  EXPECT_TRUE(fnmatch_case("[a-]", "a"));
+  EXPECT_FALSE(fnmatch_case("[a-]", "b"));
+  EXPECT_TRUE(fnmatch_case("[!]", "[!]"));   // unclosed: all literal
+  EXPECT_TRUE(fnmatch_case("[*]", "*"));     // inside a set, '*' and '?' are plain characters
+  EXPECT_FALSE(fnmatch_case("[*]", "x"));
+}
+
+TEST(FnmatchCase, QuestionMarkMatchesExactlyOneCharacterIncludingSlash) {
+  EXPECT_TRUE(fnmatch_case("a?b", "a/b"));
+  EXPECT_FALSE(fnmatch_case("a?b", "ab"));
+  EXPECT_FALSE(fnmatch_case("?", ""));
+}
+
+TEST(FnmatchCase, EmptyPatternMatchesOnlyEmptyText) {
+  EXPECT_TRUE(fnmatch_case("", ""));
+  EXPECT_FALSE(fnmatch_case("", "a"));
+}
+
 }  // namespace hfget::util
