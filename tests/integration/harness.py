@@ -184,17 +184,33 @@ class Nginx:
         self.limit_rate, self.workers = limit_rate, workers
         self.access_log = workdir / "access.log"
         self.port = 0
+        self.checks_signatures = False
         self._process: ManagedProcess | None = None
 
     @property
     def url(self) -> str:
         return f"http://{CDN_HOST}:{self.port}"
 
-    def _config(self) -> str:
+    @staticmethod
+    def _has_secure_link(nginx: str) -> bool:
+        """Whether this nginx build can check signed URLs (Debian's full build can; minimal builds may not)."""
+        try:
+            build = subprocess.run([nginx, "-V"], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return "http_secure_link_module" in build.stderr + build.stdout
+
+    def _config(self, secure_link: bool) -> str:
         temp_paths = "\n".join(f"    {kind}_temp_path {self.workdir / kind};"
                                for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
         user = "user root;\n" if os.geteuid() == 0 else ""   # root's temp dirs are not readable by nobody
         limit = f"            limit_rate {self.limit_rate};\n" if self.limit_rate else ""
+        # The emulator signs URLs in this scheme (hub_emulator.cdn_signature); expired or forged → 403.
+        check = (f"""            secure_link $arg_Signature,$arg_Expires;
+            secure_link_md5 "$secure_link_expires$uri {self.secret}";
+            if ($secure_link = "") {{ return 403; }}
+            if ($secure_link = "0") {{ return 403; }}
+""" if secure_link else "")
         return f"""daemon off;
 master_process on;
 worker_processes {self.workers};
@@ -215,22 +231,18 @@ http {{
         server_name _;
         root {self.cdn_root};
         location / {{
-            # The emulator signs URLs in this scheme (hub_emulator.cdn_signature); expired or forged → 403.
-            secure_link $arg_Signature,$arg_Expires;
-            secure_link_md5 "$secure_link_expires$uri {self.secret}";
-            if ($secure_link = "") {{ return 403; }}
-            if ($secure_link = "0") {{ return 403; }}
-{limit}        }}
+{check}{limit}        }}
     }}
 }}
 """
 
     def start(self) -> None:
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        self.checks_signatures = self._has_secure_link(nginx)
         for attempt in range(5):
             self.port = unused_port(CDN_HOST)
             conf = self.workdir / "nginx.conf"
-            conf.write_text(self._config())
+            conf.write_text(self._config(self.checks_signatures))
             self._process = ManagedProcess([nginx, "-p", str(self.workdir), "-e", str(self.workdir / "error.log"),
                                             "-c", str(conf)], f"nginx-{attempt}", self.workdir)
             try:

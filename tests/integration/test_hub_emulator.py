@@ -240,6 +240,8 @@ class NginxCdnTest(HfgetTestCase):
         self.assertTrue(location.startswith(self.hub.cdn_url + "/"))
         self.assertEqual(http_request("GET", location).body, data)
         self.assertEqual(http_request("GET", location, {"Range": "bytes=100-"}).body, data[100:])
+        if not self.hub._nginx.checks_signatures:
+            self.skipTest("this nginx has no secure_link module")
         self.assertEqual(http_request("GET", location.split("?")[0]).status, 403, "unsigned URLs are refused")
         log = self.hub.cdn_requests()
         self.assertEqual([(r["status"], r["bytes"], r["range"]) for r in log],
