@@ -41,11 +41,15 @@ std::optional<std::string> next_link(std::string_view header_value) {
     if (close == std::string_view::npos) return std::nullopt;
     const std::string_view target = rest.substr(open + 1, close - open - 1);
     rest = rest.substr(close + 1);
-    // Parameters run until the next link (a comma outside quotes); URLs cannot hold a raw '<'.
-    const std::size_t next_open = rest.find('<');
-    std::string_view params = rest.substr(0, next_open);
-    if (has_rel_next(params)) return std::string(target);
-    rest = next_open == std::string_view::npos ? std::string_view{} : rest.substr(next_open);
+    // Parameters run until the comma (outside quotes) that separates this link from the next one.
+    std::size_t end = 0;
+    bool quoted = false;
+    while (end < rest.size() && (quoted || rest[end] != ',')) {
+      if (rest[end] == '"') quoted = !quoted;
+      ++end;
+    }
+    if (has_rel_next(rest.substr(0, end))) return std::string(target);
+    rest = end < rest.size() ? rest.substr(end + 1) : std::string_view{};
   }
   return std::nullopt;
 }

@@ -23,7 +23,9 @@ bool sleep_unless_stopped(std::chrono::milliseconds duration, const std::stop_to
   std::mutex mutex;
   std::condition_variable_any wake;
   std::unique_lock lock(mutex);
-  return !wake.wait_for(lock, stop, duration, [] { return false; });
+  // The predicate never holds: the wait ends by timeout or by the stop request, and the result says which.
+  wake.wait_for(lock, stop, duration, [] { return false; });
+  return !stop.stop_requested();
 }
 
 }  // namespace hfget::http

@@ -26,12 +26,18 @@ std::optional<DownloadRecord> read_download_record(const std::filesystem::path& 
   std::ostringstream content;
   content << in.rdbuf();
   const nlohmann::json data = nlohmann::json::parse(content.str(), nullptr, /*allow_exceptions=*/false);
-  if (data.is_discarded() || !data.is_object() || data.value("format_version", 0) != 1) return std::nullopt;
+  if (data.is_discarded() || !data.is_object()) return std::nullopt;
+  const auto version = data.find("format_version");
+  if (version == data.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1) return std::nullopt;
   const auto selected = data.find("selected");
   if (selected == data.end() || !selected->is_array()) return std::nullopt;
+  const auto text = [&](const char* key) {
+    const auto it = data.find(key);
+    return it != data.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
   DownloadRecord record;
-  record.commit = data.value("commit", "");
-  record.revision = data.value("revision", "");
+  record.commit = text("commit");
+  record.revision = text("revision");
   for (const nlohmann::json& path_value : *selected) {
     if (path_value.is_string()) record.selected.push_back(path_value.get<std::string>());
   }

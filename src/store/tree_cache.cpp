@@ -97,7 +97,9 @@ std::optional<std::vector<RemoteFile>> read_tree_cache(const std::filesystem::pa
   std::ostringstream content;
   content << in.rdbuf();
   const nlohmann::json data = nlohmann::json::parse(content.str(), nullptr, /*allow_exceptions=*/false);
-  if (data.is_discarded() || !data.is_object() || data.value("format_version", 0) != 1) return std::nullopt;
+  if (data.is_discarded() || !data.is_object()) return std::nullopt;
+  const auto version = data.find("format_version");
+  if (version == data.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1) return std::nullopt;
   const auto files = data.find("files");
   if (files == data.end() || !files->is_object()) return std::nullopt;
   std::vector<RemoteFile> result;
@@ -110,11 +112,18 @@ std::optional<std::vector<RemoteFile>> read_tree_cache(const std::filesystem::pa
     file.path = file_path;
     file.size = info["size"].get<std::uint64_t>();
     file.blob_id = info["blob_id"].get<std::string>();
-    if (info.contains("lfs_sha256") && info["lfs_sha256"].is_string()) {
+    // A field of the wrong type means a damaged file: ignore all of it, as the Python client does.
+    if (info.contains("lfs_sha256")) {
+      if (!info["lfs_sha256"].is_string() || !info.contains("lfs_size") || !info["lfs_size"].is_number_unsigned()) {
+        return std::nullopt;
+      }
       file.lfs_sha256 = info["lfs_sha256"].get<std::string>();
-      file.lfs_size = info.value("lfs_size", file.size);
+      file.lfs_size = info["lfs_size"].get<std::uint64_t>();
     }
-    if (info.contains("xet_hash") && info["xet_hash"].is_string()) file.xet_hash = info["xet_hash"].get<std::string>();
+    if (info.contains("xet_hash")) {
+      if (!info["xet_hash"].is_string()) return std::nullopt;
+      file.xet_hash = info["xet_hash"].get<std::string>();
+    }
     result.push_back(std::move(file));
   }
   return result;

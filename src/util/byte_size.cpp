@@ -12,7 +12,8 @@ std::string format_scaled(std::uint64_t bytes, double base, const std::array<con
   if (bytes < static_cast<std::uint64_t>(base)) return fmt::format("{} B", bytes);
   double value = static_cast<double>(bytes);
   std::size_t unit = 0;
-  while (value >= base && unit + 1 < units.size()) {
+  // Compare after rounding to the one decimal printed, so 999,999 bytes reads "1.0 MB", not "1000.0 kB".
+  while (std::round(value * 10) / 10 >= base && unit + 1 < units.size()) {
     value /= base;
     ++unit;
   }

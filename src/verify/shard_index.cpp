@@ -40,7 +40,8 @@ ShardIndexParse parse_shard_index(std::string_view json_text) {
     const auto total = metadata->find("total_size");
     if (total != metadata->end() && total->is_number_unsigned()) index.total_size = total->get<std::uint64_t>();
     // Some writers store it as a float (e.g. 372864.0).
-    if (total != metadata->end() && total->is_number_float() && total->get<double>() >= 0) {
+    if (total != metadata->end() && total->is_number_float() && total->get<double>() >= 0 &&
+        total->get<double>() < 9.0e18) {
       index.total_size = static_cast<std::uint64_t>(total->get<double>());
     }
   }

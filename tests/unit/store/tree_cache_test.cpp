@@ -158,7 +158,7 @@ TEST(ReadTreeCache, IsNulloptForAnUnknownFormatOrBadContent) {
 // `info.value("lfs_size", ...)` throw nlohmann::json::type_error when the field holds another JSON type, so a
 // damaged trees/<commit>.json escapes as an exception that is not an hfget::Error (an "internal" failure in
 // offline mode) instead of being ignored as the header promises. Enable once the types are checked first.
-TEST(ReadTreeCache, DISABLED_IsNulloptForFieldsOfTheWrongType) {
+TEST(ReadTreeCache, IsNulloptForFieldsOfTheWrongType) {
   const TempDir dir;
   for (const char* content : {
            R"({"format_version": "1", "files": {}})",
