@@ -115,5 +115,22 @@ class CacheDownloadTest(HfgetTestCase):
         self.assertEqual(result.stderr, "", "-q prints nothing on stderr on success")
 
 
+class GzipTextTest(HfgetTestCase):
+    """The Hub may gzip text files (chunked, no Content-Length) for a client that accepts gzip
+    (HUB-PROTOCOL §1.5): whatever hfget sends, the files on disk are the original bytes."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.source = cls.make_model("model", shards=1, shard_size=64 * 1024)
+        cls.hub = cls.start_hub({REPO: cls.source}, gzip_text=True)
+
+    def test_json_files_are_stored_decoded(self):
+        cache = self.hub.new_dir("cache")
+        result = self.hub.run_hfget(["download", REPO, "--cache-dir", cache])
+        self.assertSucceeded(result)
+        self.assertCacheSnapshot(cache, REPO, self.hub.commit(REPO), self.source)
+
+
 if __name__ == "__main__":
     unittest.main()
