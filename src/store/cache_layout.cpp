@@ -103,6 +103,16 @@ class CacheLayout final : public Layout {
     return cache_dir_ / ".locks" / cache_folder_name(repo_) / (file.etag() + ".lock");
   }
 
+  PartialFile open_partial(const RemoteFile& file) override {
+    create_directories_within(cache_dir_, std::filesystem::path(cache_folder_name(repo_)) / "blobs");
+    return PartialFile::open(partial_path(file));
+  }
+
+  FileLock lock(const RemoteFile& file, const std::stop_token& stop) override {
+    create_directories_within(cache_dir_, std::filesystem::path(".locks") / cache_folder_name(repo_));
+    return FileLock::acquire(lock_path(file), stop);
+  }
+
   void publish(const RemoteFile& file, PartialFile&& partial) override {
     std::move(partial).commit(blob_path(file));
     link_existing(file);
@@ -132,6 +142,13 @@ std::vector<std::string> selected_paths(const std::vector<RemoteFile>& files) {
   paths.reserve(files.size());
   for (const RemoteFile& file : files) paths.push_back(file.path);
   return paths;
+}
+
+std::uint64_t Layout::partial_bytes(const RemoteFile& file) const {
+  struct stat info {};
+  const std::filesystem::path path = partial_path(file);
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return 0;
+  return std::min(static_cast<std::uint64_t>(info.st_size), file.size);
 }
 
 std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit) {

@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
 #include "hfget/repo.hpp"
+#include "store/file_lock.hpp"
 #include "store/partial_file.hpp"
 
 namespace hfget::store {
@@ -34,6 +36,12 @@ class Layout {
   virtual std::filesystem::path partial_path(const RemoteFile& file) const = 0;
   /// The lock file the Python client takes for the same file.
   virtual std::filesystem::path lock_path(const RemoteFile& file) const = 0;
+  /// Opens (creating its folder) the partial file, which resumes at its current size.
+  virtual PartialFile open_partial(const RemoteFile& file) = 0;
+  /// Takes the file's lock (creating its folder); see FileLock.
+  virtual FileLock lock(const RemoteFile& file, const std::stop_token& stop) = 0;
+  /// Bytes already in the partial file, without creating anything: what a resume will not fetch again.
+  std::uint64_t partial_bytes(const RemoteFile& file) const;
   /// Publishes verified bytes under the final name (atomic rename), then links or records them.
   virtual void publish(const RemoteFile& file, PartialFile&& partial) = 0;
 };

@@ -96,17 +96,23 @@ class LocalDirLayout final : public Layout {
 
   std::filesystem::path partial_path(const RemoteFile& file) const override {
     const std::filesystem::path relative(file.path);
-    const std::filesystem::path directory = kMetadataRoot / "download" / relative.parent_path();
-    create_directories_within(root_, directory);
     // The etag in the name keeps a partial of an older version of the file from being resumed.
-    return root_ / directory /
+    return root_ / download_folder(file) /
            fmt::format("{}.{}.hfget-partial", relative.filename().string().substr(0, 200), file.etag().substr(0, 16));
   }
 
   std::filesystem::path lock_path(const RemoteFile& file) const override {
-    std::filesystem::path path = metadata_path(file);
-    create_directories_within(root_, std::filesystem::relative(path.parent_path(), root_));
-    return path.replace_extension(".lock");
+    return std::filesystem::path(metadata_path(file)).replace_extension(".lock");
+  }
+
+  PartialFile open_partial(const RemoteFile& file) override {
+    create_directories_within(root_, download_folder(file));
+    return PartialFile::open(partial_path(file));
+  }
+
+  FileLock lock(const RemoteFile& file, const std::stop_token& stop) override {
+    create_directories_within(root_, download_folder(file));
+    return FileLock::acquire(lock_path(file), stop);
   }
 
   void publish(const RemoteFile& file, PartialFile&& partial) override {
@@ -121,9 +127,14 @@ class LocalDirLayout final : public Layout {
     return root_ / kMetadataRoot / "download" / (file.path + ".metadata");
   }
 
+  // .cache/huggingface/download/<folder of the file>: its metadata, lock and partial file live there.
+  static std::filesystem::path download_folder(const RemoteFile& file) {
+    return kMetadataRoot / "download" / std::filesystem::path(file.path).parent_path();
+  }
+
   void write_metadata(const RemoteFile& file) {
     const std::filesystem::path path = metadata_path(file);
-    create_directories_within(root_, std::filesystem::relative(path.parent_path(), root_));
+    create_directories_within(root_, download_folder(file));
     write_file_atomically(path, fmt::format("{}\n{}\n{:.6f}\n", commit_, file.etag(), seconds_since_epoch()));
   }
 

@@ -104,13 +104,13 @@ FileFetcher::FileFetcher(const FetchSettings& settings, store::Layout& layout, P
     : settings_(settings), layout_(layout), progress_(progress), request_(std::move(transport)), stop_(std::move(stop)) {}
 
 FetchOutcome FileFetcher::fetch(const RemoteFile& file) {
-  const store::FileLock lock = store::FileLock::acquire(layout_.lock_path(file), stop_);
+  const store::FileLock lock = layout_.lock(file, stop_);
   // Another process (or another path with the same content) may have finished it while we waited.
   if (layout_.is_complete(file)) {
     layout_.link_existing(file);
     return FetchOutcome::kAlreadyComplete;
   }
-  store::PartialFile partial = store::PartialFile::open(layout_.partial_path(file));
+  store::PartialFile partial = layout_.open_partial(file);
   if (partial.size() > file.size) partial.restart();
 
   // A mismatch discards the bytes and downloads the file once more; a second mismatch is not bad luck.

@@ -45,7 +45,7 @@ class CacheLayoutTest : public ::testing::Test {
   void prepare(const std::string& revision) { layout_->prepare(snapshot_, snapshot_.files, revision); }
 
   void publish(const RemoteFile& file, std::string_view content) {
-    PartialFile partial = PartialFile::open(layout_->partial_path(file));
+    PartialFile partial = layout_->open_partial(file);
     partial.append(std::as_bytes(std::span(content.data(), content.size())));
     layout_->publish(file, std::move(partial));
   }
@@ -158,7 +158,7 @@ TEST_F(CacheLayoutTest, IsCompleteOnlyOnceTheBlobHasTheListedSize) {
 
 TEST_F(CacheLayoutTest, APartialIsNotComplete) {
   prepare("main");
-  PartialFile partial = PartialFile::open(layout_->partial_path(config_));
+  PartialFile partial = layout_->open_partial(config_);
   partial.append(std::as_bytes(std::span("hello\n", 6)));
   EXPECT_FALSE(layout_->is_complete(config_));
 }

@@ -56,7 +56,7 @@ class LocalDirLayoutTest : public ::testing::Test {
   void prepare(const std::string& revision) { layout_->prepare(snapshot_, snapshot_.files, revision); }
 
   void publish(const RemoteFile& file, std::string_view content) {
-    PartialFile partial = PartialFile::open(layout_->partial_path(file));
+    PartialFile partial = layout_->open_partial(file);
     partial.append(std::as_bytes(std::span(content.data(), content.size())));
     layout_->publish(file, std::move(partial));
   }
@@ -227,6 +227,9 @@ TEST_F(LocalDirLayoutTest, PartialLivesInTheDownloadFolderAndIsNeverIncomplete) 
   prepare("main");
   const std::filesystem::path partial = layout_->partial_path(weights_);
   EXPECT_EQ(partial.parent_path(), metadata_root() / "download" / "x" / "y");
+  EXPECT_FALSE(std::filesystem::exists(partial.parent_path())) << "asking for the path must create nothing";
+  const PartialFile opened = layout_->open_partial(weights_);
+  EXPECT_EQ(opened.path(), partial);
   EXPECT_TRUE(std::filesystem::is_directory(partial.parent_path()));
   const std::string name = partial.filename().string();
   EXPECT_TRUE(name.starts_with("a.bin.")) << name;
