@@ -14,6 +14,7 @@ std::string_view to_string(ErrorCode code) noexcept {
     case ErrorCode::kVerificationFailed: return "verification_failed";
     case ErrorCode::kDiskFull: return "disk_full";
     case ErrorCode::kInterrupted: return "interrupted";
+    case ErrorCode::kBusy: return "busy";
     case ErrorCode::kInternal: return "internal";
   }
   return "internal";

@@ -39,7 +39,12 @@ struct DownloadOptions {
   std::chrono::milliseconds retry_base_delay{1000};
   std::optional<std::filesystem::path> ca_bundle;
   std::optional<std::filesystem::path> ca_path;
+  bool check_space = true;    // refuse to start when the bytes still needed exceed the free space
+  bool wait_for_lock = true;  // queue behind another hfget on the same target, else fail with kBusy
 };
+
+/// hfget's folder for the target of `options` (records, state file, detached log, target lock).
+std::filesystem::path state_dir_for(const DownloadOptions& options);
 
 struct PlannedFile {
   RemoteFile file;
@@ -54,6 +59,8 @@ struct DownloadReport {
   std::uint64_t bytes_received = 0;   // over the network in this run
   std::size_t files_fetched = 0;
   std::size_t files_already_complete = 0;
+  std::uint64_t bytes_to_fetch = 0;   // still needed: selected minus complete files minus partial bytes
+  std::optional<std::uint64_t> free_bytes;  // on the target's filesystem, when known
   std::chrono::duration<double> elapsed{};
   VerifyReport checks;                // the checks run at the end (no re-hash: every byte was hashed on arrival)
 };

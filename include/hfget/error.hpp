@@ -19,6 +19,7 @@ enum class ErrorCode {
   kVerificationFailed,  // bytes on disk do not match the listing's size or hash
   kDiskFull,            // ENOSPC or EDQUOT while writing
   kInterrupted,         // SIGINT or SIGTERM
+  kBusy,                // another hfget is downloading into the same target (--no-wait)
   kInternal,            // a bug, or an OS error we did not expect
 };
 

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "hfget/error.hpp"
@@ -16,13 +17,21 @@ struct DownloadPlanSummary {
   std::size_t files_to_fetch = 0;
   std::uint64_t bytes_selected = 0;
   std::uint64_t bytes_already_complete = 0;  // files that need no request
+  std::uint64_t bytes_resumable = 0;         // already in partial files from earlier runs
+  std::size_t shards_selected = 0;           // weight files (see is_weight_file)
+  std::size_t shards_already_complete = 0;
 };
+
+/// True for the files progress counts as shards: *.safetensors, *.gguf, and *.bin / *.pt / *.pth weights.
+bool is_weight_file(std::string_view path) noexcept;
 
 /// Events of a download, reported from worker threads (implementations synchronise). The library never
 /// writes to a terminal; the CLI renders these for a TTY, a log file or JSON lines.
 class ProgressSink {
  public:
   virtual ~ProgressSink() = default;
+  /// Another hfget holds the target; this run waits for it (holder_pid when known).
+  virtual void on_waiting_for_target(std::optional<long> /*holder_pid*/) {}
   virtual void on_plan(const DownloadPlanSummary& /*plan*/) {}
   /// `resumed_bytes` were already on disk from an earlier run.
   virtual void on_file_started(const RemoteFile& /*file*/, std::uint64_t /*resumed_bytes*/) {}

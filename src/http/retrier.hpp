@@ -35,7 +35,4 @@ class Retrier {
   std::mt19937_64 random_{std::random_device{}()};
 };
 
-/// Sleeps for `duration` or until `stop` fires; returns false if stopped.
-bool sleep_unless_stopped(std::chrono::milliseconds duration, const std::stop_token& stop);
-
 }  // namespace hfget::http

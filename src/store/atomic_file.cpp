@@ -20,10 +20,22 @@ void throw_file_error(const std::string& what, const std::filesystem::path& path
               fmt::format("{} '{}': {}", what, path.string(), std::strerror(error_number)), path);
 }
 
+void remove_stale_temporaries(const std::filesystem::path& directory) {
+  std::error_code error;
+  std::filesystem::recursive_directory_iterator it(directory, error);
+  for (; !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > kTemporarySuffix.size() && name.ends_with(kTemporarySuffix) && !it->is_directory()) {
+      std::error_code ignored;
+      std::filesystem::remove(it->path(), ignored);
+    }
+  }
+}
+
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   std::random_device random;
   const std::filesystem::path temporary =
-      path.parent_path() / fmt::format(".{}.{:08x}.tmp", path.filename().string(), random());
+      path.parent_path() / fmt::format(".{}.{:08x}{}", path.filename().string(), random(), kTemporarySuffix);
   util::UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
   if (!fd.valid()) throw_file_error("cannot create", temporary, errno);
   std::size_t written = 0;

@@ -42,7 +42,7 @@ void replace_symlink(const std::filesystem::path& link, const std::string& targe
   const ssize_t length = ::readlink(link.c_str(), existing, sizeof(existing));
   if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return;
   std::random_device random;
-  const std::filesystem::path temporary = link.parent_path() / fmt::format(".{:08x}.hfget-link", random());
+  const std::filesystem::path temporary = link.parent_path() / fmt::format(".{:08x}{}", random(), kTemporarySuffix);
   if (::symlink(target.c_str(), temporary.c_str()) != 0) throw_file_error("cannot create symlink", temporary, errno);
   if (::rename(temporary.c_str(), link.c_str()) != 0) {
     const int error = errno;
@@ -72,6 +72,8 @@ class CacheLayout final : public Layout {
     create_directories_within(cache_dir_, std::filesystem::path(".locks") / folder);
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "trees");
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "hfget");
+    // What a kill -9 left between creating a temporary and renaming it (we hold the target lock).
+    for (const char* sub_dir : {"refs", "trees", "hfget", "snapshots"}) remove_stale_temporaries(repo_dir_ / sub_dir);
     if (revision != commit_) {
       const std::filesystem::path ref = std::filesystem::path("refs") / revision;
       create_directories_within(repo_dir_, ref.parent_path());

@@ -11,13 +11,21 @@
 
 namespace hfget::store {
 
+std::filesystem::path state_dir_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo) {
+  return cache_dir / cache_folder_name(repo) / "hfget";
+}
+
+std::filesystem::path state_dir_in_local_dir(const std::filesystem::path& local_dir) {
+  return local_dir / ".cache" / "huggingface" / "hfget";
+}
+
 std::filesystem::path record_path_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo,
                                            const std::string& commit) {
-  return cache_dir / cache_folder_name(repo) / "hfget" / (commit + ".json");
+  return state_dir_in_cache(cache_dir, repo) / (commit + ".json");
 }
 
 std::filesystem::path record_path_in_local_dir(const std::filesystem::path& local_dir, const std::string& commit) {
-  return local_dir / ".cache" / "huggingface" / "hfget" / (commit + ".json");
+  return state_dir_in_local_dir(local_dir) / (commit + ".json");
 }
 
 std::optional<DownloadRecord> read_download_record(const std::filesystem::path& path) {

@@ -19,8 +19,13 @@ struct DownloadRecord {
   std::vector<std::string> selected;  // sorted, unique
 };
 
-/// hfget/<commit>.json under the repo's cache folder, or under .cache/huggingface/ of a local dir: places the
-/// Python client never reads.
+/// hfget's own folder for a target: <cache>/<repo folder>/hfget, or <local dir>/.cache/huggingface/hfget.
+/// The Python client never reads it. It holds the download records, the state file, the log of a detached
+/// run and the target lock.
+std::filesystem::path state_dir_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo);
+std::filesystem::path state_dir_in_local_dir(const std::filesystem::path& local_dir);
+
+/// <state dir>/<commit>.json.
 std::filesystem::path record_path_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo,
                                            const std::string& commit);
 std::filesystem::path record_path_in_local_dir(const std::filesystem::path& local_dir, const std::string& commit);

@@ -10,7 +10,7 @@
 #include <chrono>
 
 #include "hfget/error.hpp"
-#include "http/retrier.hpp"
+#include "util/interruptible_sleep.hpp"
 #include "store/atomic_file.hpp"
 
 namespace hfget::store {
@@ -31,7 +31,7 @@ FileLock FileLock::acquire(const std::filesystem::path& lock_path, const std::st
       spdlog::info("waiting for another process to release {}", lock_path.string());
       next_notice += std::chrono::seconds(10);
     }
-    if (!http::sleep_unless_stopped(std::chrono::milliseconds(100), stop)) {
+    if (!util::sleep_unless_stopped(std::chrono::milliseconds(100), stop)) {
       throw Error(ErrorCode::kInterrupted, "interrupted while waiting for " + lock_path.string());
     }
   }

@@ -31,6 +31,10 @@ class Layout {
   virtual bool is_complete(const RemoteFile& file) const = 0;
   /// Makes an already complete file visible at its path in this snapshot (cache symlink, local metadata).
   virtual void link_existing(const RemoteFile& file) = 0;
+  /// A file at its final path without (valid) metadata — copied in by hand, or published just before a
+  /// kill -9 — is hashed once; when it matches the listing it is recorded and true is returned, so it is not
+  /// downloaded again. As the Python client does for local dirs.
+  virtual bool adopt_unrecorded(const RemoteFile& /*file*/) { return false; }
 
   /// Our resumable partial file: never under the final name, never a name the Python client prunes or resumes.
   virtual std::filesystem::path partial_path(const RemoteFile& file) const = 0;

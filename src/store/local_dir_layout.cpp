@@ -11,10 +11,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "crypto/content_hasher.hpp"
 #include "hfget/error.hpp"
 #include "store/atomic_file.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
+#include "store/read_blocks.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
 
@@ -67,6 +69,8 @@ class LocalDirLayout final : public Layout {
     create_directories_within(root_, kMetadataRoot / "trees");
     create_directories_within(root_, kMetadataRoot / "hfget");
     const std::filesystem::path metadata_root = root_ / kMetadataRoot;
+    // What a kill -9 left between creating a temporary and renaming it (we hold the target lock).
+    remove_stale_temporaries(metadata_root);
     if (!std::filesystem::exists(metadata_root / ".gitignore")) write_file_atomically(metadata_root / ".gitignore", "*");
     if (!std::filesystem::exists(metadata_root / "CACHEDIR.TAG")) {
       write_file_atomically(metadata_root / "CACHEDIR.TAG", kCacheDirTag);
@@ -87,6 +91,20 @@ class LocalDirLayout final : public Layout {
     // The Python client's staleness rule: a file modified after its metadata was written is not trusted.
     const double mtime = static_cast<double>(info.st_mtim.tv_sec) + static_cast<double>(info.st_mtim.tv_nsec) * 1e-9;
     return mtime - 1.0 <= metadata->timestamp;
+  }
+
+  bool adopt_unrecorded(const RemoteFile& file) override {
+    struct stat info {};
+    const std::filesystem::path final_path = root_ / file.path;
+    if (::lstat(final_path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
+        static_cast<std::uint64_t>(info.st_size) != file.size) {
+      return false;
+    }
+    crypto::ContentHasher hasher(file);
+    read_file_blocks(final_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
+    if (hasher.finish_hex() != hasher.expected()) return false;
+    write_metadata(file);
+    return true;
   }
 
   void link_existing(const RemoteFile& file) override {

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <vector>
 
 #include "store/atomic_file.hpp"
+#include "store/read_blocks.hpp"
 
 namespace hfget::store {
 
@@ -41,19 +41,7 @@ void PartialFile::restart() {
 }
 
 void PartialFile::read_existing(const std::function<void(std::span<const std::byte>)>& consumer) const {
-  constexpr std::size_t kChunkBytes = 1 << 20;
-  std::vector<std::byte> buffer(kChunkBytes);
-  ::posix_fadvise(fd_.get(), 0, static_cast<off_t>(size_), POSIX_FADV_SEQUENTIAL);
-  std::uint64_t offset = 0;
-  while (offset < size_) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, size_ - offset));
-    const ssize_t n = ::pread(fd_.get(), buffer.data(), want, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_file_error("cannot read", path_, errno);
-    if (n == 0) throw_file_error("unexpected end of", path_, EIO);
-    consumer(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(n)));
-    offset += static_cast<std::uint64_t>(n);
-  }
+  read_blocks(fd_.get(), size_, path_, consumer);
 }
 
 void PartialFile::commit(const std::filesystem::path& final_path) && {

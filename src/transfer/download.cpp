@@ -14,10 +14,14 @@
 
 #include "hfget/error.hpp"
 #include "hub/hub_client.hpp"
+#include "store/download_record.hpp"
+#include "store/free_space.hpp"
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
+#include "store/target_lock.hpp"
 #include "transfer/file_fetcher.hpp"
 #include "transfer/selection.hpp"
+#include "util/byte_size.hpp"
 #include "verify/snapshot_checks.hpp"
 
 namespace hfget {
@@ -63,6 +67,7 @@ int severity(ErrorCode code) {
     case ErrorCode::kFileNotFound: return 7;
     case ErrorCode::kNetwork: return 8;
     case ErrorCode::kUsage: return 9;
+    case ErrorCode::kBusy: return 10;
   }
   return 10;
 }
@@ -222,7 +227,36 @@ DownloadReport offline_snapshot(const DownloadOptions& options) {
   return report;
 }
 
+// Refuses to start a download that cannot fit: one line with both numbers in GB and GiB, and the path.
+void ensure_free_space(const DownloadReport& report, const std::filesystem::path& where) {
+  if (!report.free_bytes || report.bytes_to_fetch <= *report.free_bytes) return;
+  throw Error(ErrorCode::kDiskFull,
+              fmt::format("not enough space on {}: {} still to download, {} free; free some space or pass "
+                          "--no-space-check",
+                          where.string(), util::format_bytes_both(report.bytes_to_fetch),
+                          util::format_bytes_both(*report.free_bytes)),
+              where);
+}
+
+std::filesystem::path target_root(const DownloadOptions& options) {
+  return options.local_dir ? *options.local_dir : options.cache_dir;
+}
+
+// The target lock's folder must exist before the lock can be taken, and before anything is downloaded.
+store::TargetLock lock_target(const DownloadOptions& options, ProgressSink& progress, const std::stop_token& stop) {
+  const std::filesystem::path root = target_root(options);
+  std::filesystem::create_directories(root);
+  store::create_directories_within(root, std::filesystem::relative(state_dir_for(options), root));
+  return store::TargetLock::acquire(state_dir_for(options), options.wait_for_lock, stop,
+                                    [&](std::optional<long> pid) { progress.on_waiting_for_target(pid); });
+}
+
 }  // namespace
+
+std::filesystem::path state_dir_for(const DownloadOptions& options) {
+  return options.local_dir ? store::state_dir_in_local_dir(*options.local_dir)
+                           : store::state_dir_in_cache(options.cache_dir, options.repo);
+}
 
 DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
   const auto started = std::chrono::steady_clock::now();
@@ -243,24 +277,39 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   store::validate_listing(snapshot.files);
   const std::vector<RemoteFile> selected = transfer::select_files(snapshot.files, options.selection);
 
+  // One hfget per target: a second run queues here (or fails with --no-wait). Only now, once the repo is known
+  // to exist, does anything touch the disk: a typo in a repo id leaves no folder in the cache.
+  std::optional<store::TargetLock> target_lock;
+  if (!options.dry_run) target_lock.emplace(lock_target(options, progress, stop));
+
   // Files already complete on disk cost no request: a re-run does the listing and nothing else.
   const std::unique_ptr<store::Layout> layout = open_layout(options, snapshot.commit);
   DownloadReport report;
   report.commit = snapshot.commit;
   report.snapshot_path = layout->snapshot_path();
   report.files = plan_against_disk(selected, *layout);
-  DownloadPlanSummary summary{snapshot.commit, report.files.size(), 0, 0, 0};
+  DownloadPlanSummary summary;
+  summary.commit = snapshot.commit;
+  summary.files_selected = report.files.size();
   for (const PlannedFile& planned : report.files) {
     report.bytes_selected += planned.file.size;
+    const bool is_shard = is_weight_file(planned.file.path);
+    summary.shards_selected += is_shard ? 1 : 0;
     if (planned.complete) {
       summary.bytes_already_complete += planned.file.size;
+      summary.shards_already_complete += is_shard ? 1 : 0;
       ++report.files_already_complete;
     } else {
+      const std::uint64_t resumable = layout->partial_bytes(planned.file);
+      summary.bytes_resumable += resumable;
+      report.bytes_to_fetch += planned.file.size - resumable;
       ++summary.files_to_fetch;
     }
   }
   summary.bytes_selected = report.bytes_selected;
+  report.free_bytes = store::free_bytes(target_root(options));
   if (options.dry_run) return report;
+  if (options.check_space) ensure_free_space(report, target_root(options));
 
   // Record the commit before fetching (refs/, trees/), as the Python client does, so that an interrupted
   // download is recognisable as incomplete rather than mistaken for the whole snapshot.

@@ -110,6 +110,10 @@ FetchOutcome FileFetcher::fetch(const RemoteFile& file) {
     layout_.link_existing(file);
     return FetchOutcome::kAlreadyComplete;
   }
+  if (layout_.adopt_unrecorded(file)) {
+    spdlog::info("{}: already on disk with the listed hash; recorded it without downloading", file.path);
+    return FetchOutcome::kAlreadyComplete;
+  }
   store::PartialFile partial = layout_.open_partial(file);
   if (partial.size() > file.size) partial.restart();
 

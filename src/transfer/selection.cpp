@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "hfget/error.hpp"
+#include "hfget/progress.hpp"
 #include "util/glob_match.hpp"
 
 namespace hfget::transfer {
@@ -55,3 +56,15 @@ std::vector<RemoteFile> select_files(const std::vector<RemoteFile>& listing, con
 }
 
 }  // namespace hfget::transfer
+
+namespace hfget {
+
+bool is_weight_file(std::string_view path) noexcept {
+  const auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() && path.substr(path.size() - suffix.size()) == suffix;
+  };
+  return ends_with(".safetensors") || ends_with(".gguf") || ends_with(".bin") || ends_with(".pt") ||
+         ends_with(".pth");
+}
+
+}  // namespace hfget

@@ -91,10 +91,6 @@ TEST(DownloadRecord, AnUnreadableRecordIsReplaced) {
   EXPECT_EQ(record->selected, (std::vector<std::string>{"a"}));
 }
 
-// BUG (src/store/download_record.cpp, read_download_record): `data.value("format_version", 0)` and
-// `data.value("commit", "")` throw nlohmann::json::type_error when the field has another JSON type, so a damaged
-// record escapes as a non-hfget exception (from write_download_record too, i.e. from Layout::prepare) instead
-// of reading as nullopt. Same pattern as ReadTreeCache.IsNulloptForFieldsOfTheWrongType.
 TEST(DownloadRecord, ReadIsNulloptForFieldsOfTheWrongType) {
   const TempDir dir;
   for (const char* content : {R"({"format_version": "1", "selected": []})",

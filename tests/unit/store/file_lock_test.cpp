@@ -63,11 +63,7 @@ TEST(FileLock, FailsInAMissingDirectory) {
   EXPECT_THROW((void)FileLock::acquire(dir / "missing" / "a.lock", {}), Error);
 }
 
-// BUG (src/http/retrier.cpp, sleep_unless_stopped): condition_variable_any::wait_for with a stop token returns
-// the predicate's value, which is always false there, so sleep_unless_stopped() returns true ("not stopped")
-// even when the stop token fired. FileLock::acquire therefore never throws kInterrupted: once the token has
-// fired, every wait returns at once and the loop spins on flock() until the other holder lets go. This test
-// hangs until that is fixed; enable it then.
+// A second acquire waits while the lock is held; a stop request ends that wait with kInterrupted.
 TEST(FileLock, AcquireWhileHeldThrowsInterruptedWhenStopped) {
   const TempDir dir;
   const FileLock held = FileLock::acquire(dir / "a.lock", {});

@@ -154,10 +154,6 @@ TEST(ReadTreeCache, IsNulloptForAnUnknownFormatOrBadContent) {
   }
 }
 
-// BUG (src/store/tree_cache.cpp, read_tree_cache): `data.value("format_version", 0)` and
-// `info.value("lfs_size", ...)` throw nlohmann::json::type_error when the field holds another JSON type, so a
-// damaged trees/<commit>.json escapes as an exception that is not an hfget::Error (an "internal" failure in
-// offline mode) instead of being ignored as the header promises. Enable once the types are checked first.
 TEST(ReadTreeCache, IsNulloptForFieldsOfTheWrongType) {
   const TempDir dir;
   for (const char* content : {

@@ -17,8 +17,6 @@ TEST(FormatDecimalBytes, CountsInPowersOfOneThousand) {
   EXPECT_EQ(format_decimal_bytes(2'000'000'000'000'000), "2.0 PB");
 }
 
-// BUG (src/util/byte_size.cpp, format_scaled), cosmetic: the unit is chosen before rounding to one decimal, so
-// a value just under the next unit prints as "1000.0 kB" / "1024.0 KiB" instead of "1.0 MB" / "1.0 MiB".
 TEST(FormatDecimalBytes, RoundsUpIntoTheNextUnit) {
   EXPECT_EQ(format_decimal_bytes(999'999), "1.0 MB");
   EXPECT_EQ(format_binary_bytes(1024 * 1024 - 1), "1.0 MiB");

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+
+namespace hfget::store {
+
+using BlockConsumer = std::function<void(std::span<const std::byte>)>;
+
+/// Feeds the first `length` bytes of `fd` to `consumer` in large sequential blocks, with a read-ahead hint;
+/// throws Error naming `path` if they cannot be read. One buffer, whatever the file size.
+void read_blocks(int fd, std::uint64_t length, const std::filesystem::path& path, const BlockConsumer& consumer);
+
+/// The same for a whole file, opened read-only.
+void read_file_blocks(const std::filesystem::path& path, const BlockConsumer& consumer);
+
+}  // namespace hfget::store
