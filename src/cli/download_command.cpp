@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: MIT
 // `hfget download`: flags as `hf download` names them, settings from the environment as huggingface_hub
-// reads them, people-facing output on stderr and the snapshot path (only) on stdout.
+// reads them, progress for people on stderr (a live block on a terminal, timestamped lines otherwise, JSON
+// lines on request), the state file for `status`/`wait`, and the snapshot path (only) on stdout.
 #include "cli/download_command.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 
-#include "cli/progress_printer.hpp"
+#include "cli/detach.hpp"
+#include "cli/exit_code.hpp"
+#include "cli/progress_reporter.hpp"
+#include "cli/state_file.hpp"
 #include "hfget/download.hpp"
 #include "hfget/environment.hpp"
 #include "hfget/error.hpp"
@@ -30,6 +38,8 @@ struct DownloadFlags {
   std::string cache_dir;
   std::string token;
   std::string endpoint;
+  std::string progress = "auto";
+  std::string log_file;
   int max_workers = 8;
   int retries = 8;
   int stall_timeout_seconds = 60;
@@ -37,6 +47,9 @@ struct DownloadFlags {
   bool dry_run = false;
   bool quiet = false;
   bool verbose = false;
+  bool detach = false;
+  bool no_space_check = false;
+  bool no_wait = false;
 };
 
 // Test-only: integration tests shorten the backoff so retry scenarios run in seconds (docs/cli.md says so).
@@ -74,26 +87,75 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.retry_base_delay = retry_base_delay();
   options.ca_bundle = env.ca_bundle;
   options.ca_path = env.ca_path;
+  options.check_space = !flags.no_space_check;
+  options.wait_for_lock = !flags.no_wait;
   return options;
 }
 
-ProgressStyle choose_style(const DownloadFlags& flags, const HubEnvironment& env) {
-  if (flags.quiet) return ProgressStyle::kSilent;
-  if (::isatty(STDERR_FILENO) == 1 && !env.progress_bars_disabled) return ProgressStyle::kTerminal;
-  return ProgressStyle::kLogLines;
+// One sink per destination: stderr at the verbosity asked for, and the --log-file (diagnostics and progress
+// lines, whatever the terminal shows). Returns the writer for progress lines into the log file, if any.
+std::optional<LineWriter> configure_logging(const DownloadFlags& flags) {
+  auto stderr_sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  stderr_sink->set_level(flags.verbose ? spdlog::level::debug : flags.quiet ? spdlog::level::err : spdlog::level::warn);
+  std::vector<spdlog::sink_ptr> sinks{stderr_sink};
+  std::shared_ptr<spdlog::logger> progress_logger;
+  if (!flags.log_file.empty()) {
+    auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(flags.log_file, /*truncate=*/false);
+    file_sink->set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
+    sinks.push_back(file_sink);
+    progress_logger = std::make_shared<spdlog::logger>("progress", file_sink);
+    progress_logger->flush_on(spdlog::level::info);
+  }
+  auto logger = std::make_shared<spdlog::logger>("hfget", sinks.begin(), sinks.end());
+  logger->set_level(spdlog::level::debug);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  // Each sink has its own format (set last, the logger would override it), in UTC like the progress lines.
+  stderr_sink->set_formatter(
+      std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%SZ %l %v", spdlog::pattern_time_type::utc));
+  if (!progress_logger) return std::nullopt;
+  sinks.back()->set_formatter(
+      std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%SZ %v", spdlog::pattern_time_type::utc));
+  return LineWriter([progress_logger](const std::string& line) { progress_logger->info(line); });
+}
+
+std::vector<std::unique_ptr<ProgressView>> make_views(const DownloadFlags& flags, const DownloadOptions& options,
+                                                      const HubEnvironment& env,
+                                                      const std::optional<LineWriter>& log_file_writer) {
+  std::vector<std::unique_ptr<ProgressView>> views;
+  const auto interval = std::chrono::seconds(flags.progress_interval_seconds);
+  if (flags.dry_run) return views;
+  if (flags.progress == "json") {
+    views.push_back(make_json_lines_view(stderr, interval));
+  } else if (!flags.quiet) {
+    if (flags.progress == "auto" && ::isatty(STDERR_FILENO) == 1 && !env.progress_bars_disabled) {
+      views.push_back(make_terminal_view(stderr));
+    } else {
+      views.push_back(make_log_line_view(
+          [](const std::string& line) {
+            std::fputs(fmt::format("{} {}\n", utc_timestamp(), line).c_str(), stderr);
+            std::fflush(stderr);
+          },
+          interval));
+    }
+  }
+  if (log_file_writer) views.push_back(make_log_line_view(*log_file_writer, interval));
+  const std::string target = options.local_dir ? options.local_dir->string() : options.cache_dir.string();
+  views.push_back(make_state_file_view(state_file_path(state_dir_for(options)), options.repo.name, options.revision,
+                                       target));
+  return views;
 }
 
 void print_plan(const DownloadReport& report) {
   std::size_t to_fetch = 0;
-  std::uint64_t bytes_to_fetch = 0;
-  for (const PlannedFile& planned : report.files) {
-    if (planned.complete) continue;
-    ++to_fetch;
-    bytes_to_fetch += planned.file.size;
-  }
+  for (const PlannedFile& planned : report.files) to_fetch += planned.complete ? 0 : 1;
   fmt::print("[dry-run] commit {}: {} file(s) selected ({}); {} to download ({}), {} already complete\n",
              report.commit, report.files.size(), util::format_bytes_both(report.bytes_selected), to_fetch,
-             util::format_bytes_both(bytes_to_fetch), report.files.size() - to_fetch);
+             util::format_bytes_both(report.bytes_to_fetch), report.files.size() - to_fetch);
+  if (report.free_bytes) {
+    fmt::print("[dry-run] free space at the target: {}{}\n", util::format_bytes_both(*report.free_bytes),
+               report.bytes_to_fetch > *report.free_bytes ? " — NOT ENOUGH" : "");
+  }
   fmt::print("{:<60} {:>16} {:>12}  {}\n", "FILE", "BYTES", "SIZE", "ACTION");
   for (const PlannedFile& planned : report.files) {
     fmt::print("{:<60} {:>16} {:>12}  {}\n", planned.file.path, planned.file.size,
@@ -101,45 +163,62 @@ void print_plan(const DownloadReport& report) {
   }
 }
 
-int run_download(const DownloadFlags& flags, std::stop_token stop) {
-  const HubEnvironment env = HubEnvironment::from_process_environment();
-  const DownloadOptions options = to_options(flags, env);
-  spdlog::set_level(flags.verbose ? spdlog::level::debug : flags.quiet ? spdlog::level::err : spdlog::level::warn);
-
-  ProgressPrinter printer(flags.dry_run ? ProgressStyle::kSilent : choose_style(flags, env),
-                          std::chrono::seconds(flags.progress_interval_seconds));
-  const DownloadReport report = download(options, printer, std::move(stop));
-  printer.finish();
-
-  if (options.dry_run) {
-    print_plan(report);
-    return 0;
-  }
-  const double seconds = report.elapsed.count();
-  printer.print_line(fmt::format("{} {} file(s), {}: {} downloaded ({}) in {:.1f}s, {} already complete",
-                                 options.offline ? "found" : "fetched", report.files.size(),
-                                 util::format_bytes_both(report.bytes_selected), report.files_fetched,
-                                 util::format_bytes_both(report.bytes_received), seconds, report.files_already_complete));
+void print_summary(ProgressReporter& /*reporter*/, const DownloadReport& report, const DownloadOptions& options,
+                   const DownloadFlags& flags) {
+  if (flags.quiet || flags.progress == "json") return;
+  const auto say = [](const std::string& line) {
+    std::fputs(fmt::format("{} {}\n", utc_timestamp(), line).c_str(), stderr);
+  };
+  say(fmt::format("{} {} file(s), {}: {} downloaded ({}) in {:.1f}s, {} already complete",
+                  options.offline ? "found" : "fetched", report.files.size(), util::format_bytes_both(report.bytes_selected),
+                  report.files_fetched, util::format_bytes_both(report.bytes_received), report.elapsed.count(),
+                  report.files_already_complete));
   std::string passed;
   for (const CheckResult& check : report.checks.checks) {
     if (check.status == CheckStatus::kPass) passed += (passed.empty() ? "" : ", ") + check.name;
     if (check.status == CheckStatus::kSkip && check.detail.rfind("warning: ", 0) == 0) {
-      printer.print_line(fmt::format("warning: {}: {}", check.name, check.detail.substr(9)));
+      say(fmt::format("warning: {}: {}", check.name, check.detail.substr(9)));
     }
   }
   if (!passed.empty()) {
-    printer.print_line(fmt::format("checks passed: {} (shards {}/{}; every byte hashed on arrival)", passed,
-                                   report.checks.shards_present, report.checks.shards_expected));
+    say(fmt::format("checks passed: {} (shards {}/{}; every byte hashed on arrival)", passed,
+                    report.checks.shards_present, report.checks.shards_expected));
   }
-  // stdout carries the result only, so `path=$(hfget download ...)` works.
-  fmt::print("{}\n", report.snapshot_path.string());
-  std::fflush(stdout);
-  return 0;
+}
+
+int run_download(const DownloadFlags& flags, const RunContext& context) {
+  const HubEnvironment env = HubEnvironment::from_process_environment();
+  const DownloadOptions options = to_options(flags, env);
+  const std::optional<LineWriter> log_file_writer = configure_logging(flags);
+  ProgressReporter reporter(make_views(flags, options, env, log_file_writer));
+  try {
+    const DownloadReport report = download(options, reporter, context.stop);
+    reporter.finish({0, "done", "", report.snapshot_path.string()});
+    if (options.dry_run) {
+      print_plan(report);
+      return kExitSuccess;
+    }
+    print_summary(reporter, report, options, flags);
+    // stdout carries the result only, so `path=$(hfget download ...)` works.
+    fmt::print("{}\n", report.snapshot_path.string());
+    std::fflush(stdout);
+    return kExitSuccess;
+  } catch (const Error& error) {
+    const bool interrupted = error.code() == ErrorCode::kInterrupted;
+    const int code = interrupted ? context.interrupted_exit_code() : exit_code_for(error.code());
+    reporter.finish({code, interrupted ? "interrupted" : "failed", error.what(), ""});
+    if (flags.progress != "json") {
+      std::fprintf(stderr, "hfget: error: %s\n", error.what());
+      if (interrupted) std::fputs("hfget: partial files are kept; run the same command again to resume\n", stderr);
+    }
+    spdlog::default_logger()->flush();
+    return code;
+  }
 }
 
 }  // namespace
 
-std::function<int(std::stop_token)> add_download_command(CLI::App& app) {
+DownloadCommand add_download_command(CLI::App& app) {
   auto flags = std::make_shared<DownloadFlags>();
   CLI::App* command = app.add_subcommand("download", "Download a repo (or some of its files) from the Hub");
   command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
@@ -159,17 +238,38 @@ std::function<int(std::stop_token)> add_download_command(CLI::App& app) {
   command->add_option("--retries", flags->retries, "Retries per file without progress")->capture_default_str();
   command->add_option("--stall-timeout", flags->stall_timeout_seconds, "Seconds without data before a retry")
       ->capture_default_str();
+  command->add_option("--progress", flags->progress, "auto (terminal or log lines), lines, or json (JSON lines)")
+      ->check(CLI::IsMember({"auto", "lines", "json"}))
+      ->capture_default_str();
   command->add_option("--progress-interval", flags->progress_interval_seconds,
                       "Seconds between progress lines when stderr is not a terminal")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  command->add_option("--log-file", flags->log_file, "Also write progress and diagnostics to this file");
+  command->add_flag("--detach", flags->detach, "Run in the background (survives the end of the SSH session)");
+  command->add_flag("--no-space-check", flags->no_space_check, "Start even if the free space looks too small");
+  command->add_flag("--no-wait", flags->no_wait, "Fail (exit 10) instead of waiting when another hfget holds the target");
   command->add_flag("--dry-run", flags->dry_run, "Print what would be downloaded, write nothing");
   command->add_flag("-q,--quiet", flags->quiet, "No progress; errors only on stderr");
   command->add_flag("-v,--verbose", flags->verbose, "Log every request (tokens are never printed)");
-  return [command, flags](std::stop_token stop) -> int {
-    if (!command->parsed()) return -1;
-    return run_download(*flags, std::move(stop));
+
+  DownloadCommand result;
+  result.detach_if_requested = [command, flags]() -> std::optional<int> {
+    if (!command->parsed() || !flags->detach || flags->dry_run) return std::nullopt;
+    const DownloadOptions options = to_options(*flags, HubEnvironment::from_process_environment());
+    const std::filesystem::path state_dir = state_dir_for(options);
+    const std::filesystem::path log =
+        flags->log_file.empty() ? state_dir / "download.log" : std::filesystem::absolute(flags->log_file);
+    std::optional<int> launcher_exit = detach_into_background(log, state_dir);
+    // In the daemon, stderr is the log: no second file sink on the same file.
+    flags->log_file.clear();
+    return launcher_exit;
   };
+  result.run = [command, flags](const RunContext& context) -> int {
+    if (!command->parsed()) return -1;
+    return run_download(*flags, context);
+  };
+  return result;
 }
 
 }  // namespace hfget::cli

@@ -3,13 +3,20 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <memory>
-#include <stop_token>
+#include <optional>
+
+#include "cli/run_context.hpp"
 
 namespace hfget::cli {
 
-/// Adds `download` to the app. Returns the function that runs it once parsing succeeded; it returns the
-/// process exit code or throws hfget::Error.
-std::function<int(std::stop_token)> add_download_command(CLI::App& app);
+struct DownloadCommand {
+  /// With --detach: forks the daemon. The launcher gets its exit code; the daemon (and any run without
+  /// --detach) gets nullopt and goes on to run(). Must be called before any thread starts.
+  std::function<std::optional<int>()> detach_if_requested;
+  /// Runs the download if it was the parsed command (else returns -1).
+  std::function<int(const RunContext&)> run;
+};
+
+DownloadCommand add_download_command(CLI::App& app);
 
 }  // namespace hfget::cli

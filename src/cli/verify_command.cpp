@@ -8,11 +8,11 @@
 #include <filesystem>
 
 #include "cli/exit_code.hpp"
+#include "cli/target.hpp"
 #include "cli/verify_report.hpp"
 #include "hfget/environment.hpp"
 #include "hfget/error.hpp"
 #include "hfget/verify.hpp"
-#include "util/env.hpp"
 
 namespace hfget::cli {
 namespace {
@@ -31,29 +31,16 @@ struct VerifyFlags {
   bool fast = false;
 };
 
-// A directory is a local-dir download; anything else is read as a repo id in the cache.
-bool is_local_dir_target(const std::string& target) {
-  std::error_code error;
-  return std::filesystem::is_directory(target, error) &&
-         (std::filesystem::exists(std::filesystem::path(target) / ".cache" / "huggingface", error) ||
-          target.find('/') == std::string::npos || target.front() == '.' || target.front() == '/');
-}
-
 int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   const HubEnvironment env = HubEnvironment::from_process_environment();
-  const std::optional<RepoType> type = parse_repo_type(flags.repo_type);
-  if (!type) throw Error(ErrorCode::kUsage, "--repo-type must be model, dataset or space");
-
-  VerifyOptions options;
-  if (is_local_dir_target(flags.target)) {
-    options.local_dir = std::filesystem::absolute(flags.target);
-    options.repo.type = *type;
-    if (flags.online) throw Error(ErrorCode::kUsage, "--online needs a repo id in the cache (a local dir does not record its repo id)");
-  } else {
-    options.repo = RepoId::parse(flags.target, *type);
+  const Target target = resolve_target(flags.target, flags.repo_type, flags.cache_dir, env);
+  if (target.local_dir && flags.online) {
+    throw Error(ErrorCode::kUsage, "--online needs a repo id in the cache (a local dir does not record its repo id)");
   }
-  options.cache_dir =
-      std::filesystem::absolute(flags.cache_dir.empty() ? env.hub_cache : util::expand_user_and_vars(flags.cache_dir));
+  VerifyOptions options;
+  options.local_dir = target.local_dir;
+  options.repo = target.repo;
+  options.cache_dir = target.cache_dir;
   options.revision = flags.revision;
   options.online = flags.online;
   options.endpoint = flags.endpoint.empty() ? env.endpoint : flags.endpoint;
@@ -71,7 +58,7 @@ int run_verify(const VerifyFlags& flags, std::stop_token stop) {
 
 }  // namespace
 
-std::function<int(std::stop_token)> add_verify_command(CLI::App& app) {
+std::function<int(const RunContext&)> add_verify_command(CLI::App& app) {
   auto flags = std::make_shared<VerifyFlags>();
   CLI::App* command = app.add_subcommand("verify", "Check that a downloaded snapshot is complete and intact");
   command->add_option("target", flags->target, "A --local-dir download, or a repo id in the HF cache")->required();
@@ -88,9 +75,9 @@ std::function<int(std::stop_token)> add_verify_command(CLI::App& app) {
   command->add_flag("--fast", flags->fast, "Skip hashing: sizes, headers and structure only");
   command->add_option("--allow-missing", flags->allow_missing, "Do not fail when the repo has no tokenizer or config")
       ->check(CLI::IsMember({"tokenizer", "config"}));
-  return [command, flags](std::stop_token stop) -> int {
+  return [command, flags](const RunContext& context) -> int {
     if (!command->parsed()) return -1;
-    return run_verify(*flags, std::move(stop));
+    return run_verify(*flags, context.stop);
   };
 }
 

@@ -3,11 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <stop_token>
+
+#include "cli/run_context.hpp"
 
 namespace hfget::cli {
 
 /// Adds `verify` to the app; the returned function runs it if it was the parsed command (else returns -1).
-std::function<int(std::stop_token)> add_verify_command(CLI::App& app);
+std::function<int(const RunContext&)> add_verify_command(CLI::App& app);
 
 }  // namespace hfget::cli

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "hfget/error.hpp"
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
@@ -42,12 +42,12 @@ void replace_symlink(const std::filesystem::path& link, const std::string& targe
   const ssize_t length = ::readlink(link.c_str(), existing, sizeof(existing));
   if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return;
   std::random_device random;
-  const std::filesystem::path temporary = link.parent_path() / fmt::format(".{:08x}{}", random(), kTemporarySuffix);
-  if (::symlink(target.c_str(), temporary.c_str()) != 0) throw_file_error("cannot create symlink", temporary, errno);
+  const std::filesystem::path temporary = link.parent_path() / fmt::format(".{:08x}{}", random(), util::kTemporarySuffix);
+  if (::symlink(target.c_str(), temporary.c_str()) != 0) util::throw_file_error("cannot create symlink", temporary, errno);
   if (::rename(temporary.c_str(), link.c_str()) != 0) {
     const int error = errno;
     ::unlink(temporary.c_str());
-    throw_file_error("cannot create symlink", link, error);
+    util::throw_file_error("cannot create symlink", link, error);
   }
 }
 
@@ -65,7 +65,7 @@ class CacheLayout final : public Layout {
                const std::string& revision) override {
     std::filesystem::create_directories(cache_dir_);
     const std::filesystem::path tag = cache_dir_ / "CACHEDIR.TAG";
-    if (!std::filesystem::exists(tag)) write_file_atomically(tag, kCacheDirTag);
+    if (!std::filesystem::exists(tag)) util::write_file_atomically(tag, kCacheDirTag);
     const std::string folder = cache_folder_name(repo_);
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "blobs");
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "snapshots" / commit_);
@@ -73,13 +73,13 @@ class CacheLayout final : public Layout {
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "trees");
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "hfget");
     // What a kill -9 left between creating a temporary and renaming it (we hold the target lock).
-    for (const char* sub_dir : {"refs", "trees", "hfget", "snapshots"}) remove_stale_temporaries(repo_dir_ / sub_dir);
+    for (const char* sub_dir : {"refs", "trees", "hfget", "snapshots"}) util::remove_stale_temporaries(repo_dir_ / sub_dir);
     if (revision != commit_) {
       const std::filesystem::path ref = std::filesystem::path("refs") / revision;
       create_directories_within(repo_dir_, ref.parent_path());
-      write_file_atomically(repo_dir_ / ref, commit_);
+      util::write_file_atomically(repo_dir_ / ref, commit_);
     }
-    write_file_atomically(repo_dir_ / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
+    util::write_file_atomically(repo_dir_ / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
     write_download_record(record_path_in_cache(cache_dir_, repo_, commit_), DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 

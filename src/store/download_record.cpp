@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 
 namespace hfget::store {
 
@@ -61,7 +61,7 @@ void write_download_record(const std::filesystem::path& path, const DownloadReco
                                {"commit", record.commit},
                                {"revision", record.revision},
                                {"selected", std::vector<std::string>(selected.begin(), selected.end())}};
-  write_file_atomically(path, data.dump(1) + "\n");
+  util::write_file_atomically(path, data.dump(1) + "\n");
 }
 
 }  // namespace hfget::store

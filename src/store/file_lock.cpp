@@ -11,13 +11,13 @@
 
 #include "hfget/error.hpp"
 #include "util/interruptible_sleep.hpp"
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 
 namespace hfget::store {
 
 FileLock FileLock::acquire(const std::filesystem::path& lock_path, const std::stop_token& stop) {
   util::UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0664));
-  if (!fd.valid()) throw_file_error("cannot open lock file", lock_path, errno);
+  if (!fd.valid()) util::throw_file_error("cannot open lock file", lock_path, errno);
   ::fchmod(fd.get(), 0664);  // as the Python client does, so other users of a shared cache can lock it too
   const auto started = std::chrono::steady_clock::now();
   auto next_notice = started + std::chrono::seconds(10);
@@ -26,7 +26,7 @@ FileLock FileLock::acquire(const std::filesystem::path& lock_path, const std::st
       spdlog::debug("file locks are not supported for {}; continuing without", lock_path.string());
       break;
     }
-    if (errno != EWOULDBLOCK && errno != EINTR) throw_file_error("cannot lock", lock_path, errno);
+    if (errno != EWOULDBLOCK && errno != EINTR) util::throw_file_error("cannot lock", lock_path, errno);
     if (std::chrono::steady_clock::now() >= next_notice) {
       spdlog::info("waiting for another process to release {}", lock_path.string());
       next_notice += std::chrono::seconds(10);

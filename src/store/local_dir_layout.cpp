@@ -13,7 +13,7 @@
 
 #include "crypto/content_hasher.hpp"
 #include "hfget/error.hpp"
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/read_blocks.hpp"
@@ -70,12 +70,12 @@ class LocalDirLayout final : public Layout {
     create_directories_within(root_, kMetadataRoot / "hfget");
     const std::filesystem::path metadata_root = root_ / kMetadataRoot;
     // What a kill -9 left between creating a temporary and renaming it (we hold the target lock).
-    remove_stale_temporaries(metadata_root);
-    if (!std::filesystem::exists(metadata_root / ".gitignore")) write_file_atomically(metadata_root / ".gitignore", "*");
+    util::remove_stale_temporaries(metadata_root);
+    if (!std::filesystem::exists(metadata_root / ".gitignore")) util::write_file_atomically(metadata_root / ".gitignore", "*");
     if (!std::filesystem::exists(metadata_root / "CACHEDIR.TAG")) {
-      write_file_atomically(metadata_root / "CACHEDIR.TAG", kCacheDirTag);
+      util::write_file_atomically(metadata_root / "CACHEDIR.TAG", kCacheDirTag);
     }
-    write_file_atomically(metadata_root / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
+    util::write_file_atomically(metadata_root / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
     write_download_record(record_path_in_local_dir(root_, commit_), DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 
@@ -153,7 +153,7 @@ class LocalDirLayout final : public Layout {
   void write_metadata(const RemoteFile& file) {
     const std::filesystem::path path = metadata_path(file);
     create_directories_within(root_, download_folder(file));
-    write_file_atomically(path, fmt::format("{}\n{}\n{:.6f}\n", commit_, file.etag(), seconds_since_epoch()));
+    util::write_file_atomically(path, fmt::format("{}\n{}\n{:.6f}\n", commit_, file.etag(), seconds_since_epoch()));
   }
 
   std::filesystem::path root_;

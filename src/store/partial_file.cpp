@@ -7,17 +7,17 @@
 
 #include <cerrno>
 
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 #include "store/read_blocks.hpp"
 
 namespace hfget::store {
 
 PartialFile PartialFile::open(const std::filesystem::path& path) {
   util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666));
-  if (!fd.valid()) throw_file_error("cannot open partial file", path, errno);
+  if (!fd.valid()) util::throw_file_error("cannot open partial file", path, errno);
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) throw_file_error("cannot stat", path, errno);
-  if (!S_ISREG(info.st_mode)) throw_file_error("not a regular file", path, EINVAL);
+  if (::fstat(fd.get(), &info) != 0) util::throw_file_error("cannot stat", path, errno);
+  if (!S_ISREG(info.st_mode)) util::throw_file_error("not a regular file", path, EINVAL);
   return PartialFile(path, std::move(fd), static_cast<std::uint64_t>(info.st_size));
 }
 
@@ -29,14 +29,14 @@ void PartialFile::append(std::span<const std::byte> bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::pwrite(fd_.get(), bytes.data(), bytes.size(), static_cast<off_t>(size_));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_file_error("cannot write", path_, errno);
+    if (n < 0) util::throw_file_error("cannot write", path_, errno);
     size_ += static_cast<std::uint64_t>(n);
     bytes = bytes.subspan(static_cast<std::size_t>(n));
   }
 }
 
 void PartialFile::restart() {
-  if (::ftruncate(fd_.get(), 0) != 0) throw_file_error("cannot truncate", path_, errno);
+  if (::ftruncate(fd_.get(), 0) != 0) util::throw_file_error("cannot truncate", path_, errno);
   size_ = 0;
 }
 
@@ -45,8 +45,8 @@ void PartialFile::read_existing(const std::function<void(std::span<const std::by
 }
 
 void PartialFile::commit(const std::filesystem::path& final_path) && {
-  if (::fdatasync(fd_.get()) != 0) throw_file_error("cannot flush", path_, errno);
-  if (::rename(path_.c_str(), final_path.c_str()) != 0) throw_file_error("cannot publish", final_path, errno);
+  if (::fdatasync(fd_.get()) != 0) util::throw_file_error("cannot flush", path_, errno);
+  if (::rename(path_.c_str(), final_path.c_str()) != 0) util::throw_file_error("cannot publish", final_path, errno);
   util::UniqueFd directory(::open(final_path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (directory.valid()) ::fsync(directory.get());
   fd_.reset();

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hfget::store {
@@ -23,8 +23,8 @@ void read_blocks(int fd, std::uint64_t length, const std::filesystem::path& path
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), length - offset));
     const ssize_t n = ::pread(fd, buffer.data(), want, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_file_error("cannot read", path, errno);
-    if (n == 0) throw_file_error("unexpected end of", path, EIO);
+    if (n < 0) util::throw_file_error("cannot read", path, errno);
+    if (n == 0) util::throw_file_error("unexpected end of", path, EIO);
     consumer(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(n)));
     offset += static_cast<std::uint64_t>(n);
   }
@@ -32,9 +32,9 @@ void read_blocks(int fd, std::uint64_t length, const std::filesystem::path& path
 
 void read_file_blocks(const std::filesystem::path& path, const BlockConsumer& consumer) {
   util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) throw_file_error("cannot open", path, errno);
+  if (!fd.valid()) util::throw_file_error("cannot open", path, errno);
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) throw_file_error("cannot stat", path, errno);
+  if (::fstat(fd.get(), &info) != 0) util::throw_file_error("cannot stat", path, errno);
   read_blocks(fd.get(), static_cast<std::uint64_t>(info.st_size), path, consumer);
 }
 

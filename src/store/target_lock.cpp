@@ -11,7 +11,7 @@
 #include <string>
 
 #include "hfget/error.hpp"
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 #include "util/interruptible_sleep.hpp"
 
 namespace hfget::store {
@@ -36,7 +36,7 @@ TargetLock TargetLock::acquire(const std::filesystem::path& state_dir, bool wait
                                const std::function<void(std::optional<long>)>& on_wait) {
   const std::filesystem::path path = lock_file(state_dir);
   util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0664));
-  if (!fd.valid()) throw_file_error("cannot open lock file", path, errno);
+  if (!fd.valid()) util::throw_file_error("cannot open lock file", path, errno);
   bool announced = false;
   while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;

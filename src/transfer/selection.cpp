@@ -63,8 +63,12 @@ bool is_weight_file(std::string_view path) noexcept {
   const auto ends_with = [&](std::string_view suffix) {
     return path.size() >= suffix.size() && path.substr(path.size() - suffix.size()) == suffix;
   };
-  return ends_with(".safetensors") || ends_with(".gguf") || ends_with(".bin") || ends_with(".pt") ||
-         ends_with(".pth");
+  if (ends_with(".safetensors") || ends_with(".gguf")) return true;
+  // .bin and .pt are also used for small non-weight files; count them only as PyTorch checkpoints.
+  const std::size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  const bool pickled = ends_with(".bin") || ends_with(".pt") || ends_with(".pth");
+  return pickled && (name.starts_with("pytorch_model") || name.find("-of-") != std::string_view::npos);
 }
 
 }  // namespace hfget

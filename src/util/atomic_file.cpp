@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include "hfget/error.hpp"
 #include "util/unique_fd.hpp"
 
-namespace hfget::store {
+namespace hfget::util {
 
 void throw_file_error(const std::string& what, const std::filesystem::path& path, int error_number) {
   const bool full = error_number == ENOSPC || error_number == EDQUOT;
@@ -56,4 +56,4 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   }
 }
 
-}  // namespace hfget::store
+}  // namespace hfget::util

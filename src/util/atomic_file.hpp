@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string_view>
 
-namespace hfget::store {
+namespace hfget::util {
 
 /// Every temporary name hfget creates ends with this, so that what a kill -9 left behind can be swept.
 inline constexpr std::string_view kTemporarySuffix = ".hfget-tmp";
@@ -20,4 +20,4 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 /// Throws the right hfget::Error for a failed file operation: kDiskFull for ENOSPC/EDQUOT, kInternal otherwise.
 [[noreturn]] void throw_file_error(const std::string& what, const std::filesystem::path& path, int error_number);
 
-}  // namespace hfget::store
+}  // namespace hfget::util

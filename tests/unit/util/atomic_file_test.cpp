@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "store/atomic_file.hpp"
+#include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "hfget/error.hpp"
 #include "support/temp_dir.hpp"
 
-namespace hfget::store {
+namespace hfget::util {
 namespace {
 
 using test_support::TempDir;
@@ -97,4 +97,4 @@ TEST(ThrowFileError, MapsOtherErrorsToInternalNamingPathAndCause) {
 }
 
 }  // namespace
-}  // namespace hfget::store
+}  // namespace hfget::util

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+// The classic double fork: the first child calls setsid() to leave the launcher's session (and the SSH
+// session's terminal), the grandchild is not a session leader so it can never acquire a terminal again.
+// The launcher waits only for a PID through a pipe, then returns; nothing it hands down keeps the caller's
+// stdout open, which is what makes ssh hang with `nohup … &`.
+#include "cli/detach.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <string>
+
+#include "cli/state_file.hpp"
+#include "hfget/error.hpp"
+
+namespace hfget::cli {
+namespace {
+
+// The launcher's side: the daemon's PID arrives through the pipe (bounded wait), then the first child is reaped.
+int report_daemon(int read_end, pid_t first_child, const std::filesystem::path& log) {
+  std::string text;
+  pollfd poll_fd{read_end, POLLIN, 0};
+  char buffer[64];
+  while (::poll(&poll_fd, 1, 5000) > 0) {
+    const ssize_t n = ::read(read_end, buffer, sizeof(buffer));
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(read_end);
+  int status = 0;
+  ::waitpid(first_child, &status, 0);
+  if (text.empty()) throw Error(ErrorCode::kInternal, "could not start the background download");
+  fmt::print("hfget: downloading in the background: PID {}, log {}\n", text, log.string());
+  std::fflush(stdout);
+  return 0;
+}
+
+[[noreturn]] void fail_in_child(const char* what) {
+  // Nothing else to tell: the launcher sees the pipe close without a PID.
+  static_cast<void>(what);
+  _exit(1);
+}
+
+}  // namespace
+
+std::optional<int> detach_into_background(const std::filesystem::path& log, const std::filesystem::path& state_dir) {
+  std::error_code error;
+  std::filesystem::create_directories(log.parent_path(), error);
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw Error(ErrorCode::kInternal, fmt::format("cannot detach: pipe: {}", std::strerror(errno)));
+  }
+  std::fflush(nullptr);
+  const pid_t first = ::fork();
+  if (first < 0) throw Error(ErrorCode::kInternal, fmt::format("cannot detach: fork: {}", std::strerror(errno)));
+  if (first > 0) {
+    ::close(pipe_fds[1]);
+    return report_daemon(pipe_fds[0], first, log);
+  }
+
+  // First child: a new session, then fork again and leave.
+  ::close(pipe_fds[0]);
+  if (::setsid() < 0) fail_in_child("setsid");
+  const pid_t second = ::fork();
+  if (second < 0) fail_in_child("fork");
+  if (second > 0) _exit(0);
+
+  // The daemon.
+  std::signal(SIGHUP, SIG_IGN);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (null_fd < 0 || log_fd < 0) fail_in_child("open");
+  if (::dup2(null_fd, STDIN_FILENO) < 0 || ::dup2(log_fd, STDOUT_FILENO) < 0 || ::dup2(log_fd, STDERR_FILENO) < 0) {
+    fail_in_child("dup2");
+  }
+  try {
+    write_detached_pid(state_dir, static_cast<long>(::getpid()));
+  } catch (const std::exception&) {
+    fail_in_child("state");
+  }
+  const std::string pid = std::to_string(::getpid());
+  [[maybe_unused]] const ssize_t written = ::write(pipe_fds[1], pid.data(), pid.size());
+  // Everything inherited beyond 0-2 goes, the pipe included: the launcher sees EOF and returns.
+  ::close_range(3, ~0U, 0);
+  return std::nullopt;
+}
+
+}  // namespace hfget::cli

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/progress_tracker.hpp"
+
+namespace hfget::cli {
+
+/// A discrete event, as the views print it.
+struct ProgressEvent {
+  enum class Kind { kWaiting, kPlan, kFileStarted, kFileDone, kRetry, kFileFailed };
+  Kind kind = Kind::kPlan;
+  std::string path;
+  std::uint64_t size = 0;
+  std::uint64_t resumed_bytes = 0;
+  int attempt = 0;
+  double delay_seconds = 0;
+  std::string message;
+  std::optional<long> holder_pid;
+};
+
+/// How the run ended, for the last line, the last JSON event and the state file.
+struct ProgressOutcome {
+  int exit_code = 0;
+  std::string state;  // "done", "failed", "interrupted"
+  std::string error;  // the one-line error, if any
+  std::string snapshot_path;
+};
+
+/// One way of showing progress. Called with the reporter's lock held, from worker threads and the ticker.
+class ProgressView {
+ public:
+  virtual ~ProgressView() = default;
+  /// How often tick() wants to run.
+  virtual std::chrono::milliseconds period() const = 0;
+  virtual void tick(const ProgressSnapshot& snapshot) = 0;
+  virtual void event(const ProgressEvent& event, const ProgressSnapshot& snapshot) = 0;
+  virtual void finish(const ProgressSnapshot& snapshot, const ProgressOutcome& outcome) = 0;
+};
+
+/// Writes one finished line somewhere (stderr with a timestamp, or a log file).
+using LineWriter = std::function<void(const std::string& line)>;
+
+/// A live block on a terminal: the whole download on one line, then one line per active file, redrawn in
+/// place at most 4 times a second.
+std::unique_ptr<ProgressView> make_terminal_view(std::FILE* terminal);
+/// Plain lines for logs (nohup, pipes, --log-file): the status every `interval`, one line per finished file,
+/// retry and failure. No carriage returns, no escape codes.
+std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono::seconds interval);
+/// One JSON object per line (--progress json); fields in docs/cli.md.
+std::unique_ptr<ProgressView> make_json_lines_view(std::FILE* out, std::chrono::seconds interval);
+/// The state file `hfget status` and `hfget wait` read, rewritten atomically every 2 s.
+std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, std::string repo, std::string revision,
+                                                   std::string target);
+
+/// "23/64 shards  30/70 files  210.4 GiB / 547.0 GiB (38.5%)  612.0 MB/s  ETA 9m12s"
+std::string status_line(const ProgressSnapshot& snapshot);
+/// "2026-11-29T14:02:10Z": UTC, so lines from servers in different zones compare.
+std::string utc_timestamp(std::chrono::system_clock::time_point time = std::chrono::system_clock::now());
+
+}  // namespace hfget::cli

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include "cli/state_file.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "cli/progress_views.hpp"
+#include "util/atomic_file.hpp"
+
+namespace hfget::cli {
+namespace {
+
+std::optional<nlohmann::json> read_json(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json data = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (data.is_discarded() || !data.is_object()) return std::nullopt;
+  return data;
+}
+
+class StateFileView final : public ProgressView {
+ public:
+  StateFileView(std::filesystem::path path, std::string repo, std::string revision, std::string target)
+      : path_(std::move(path)),
+        repo_(std::move(repo)),
+        revision_(std::move(revision)),
+        target_(std::move(target)),
+        started_at_(utc_timestamp()) {}
+
+  std::chrono::milliseconds period() const override { return std::chrono::seconds(2); }
+
+  // Only a download that holds the target lock (it has planned) writes the state: a run queued behind
+  // another must not overwrite that one's state.
+  void tick(const ProgressSnapshot& snapshot) override {
+    if (snapshot.planned) write(snapshot, "running", std::nullopt, snapshot.last_error);
+  }
+  void event(const ProgressEvent& event, const ProgressSnapshot& snapshot) override {
+    if (event.kind == ProgressEvent::Kind::kPlan) tick(snapshot);
+  }
+  // A run that failed before it held the lock (repo not found, say) records its outcome only where a state
+  // folder already exists (a --detach launch made it), and never over the state of another live download.
+  void finish(const ProgressSnapshot& snapshot, const ProgressOutcome& outcome) override {
+    if (!snapshot.planned) {
+      if (!std::filesystem::exists(path_.parent_path())) return;
+      const std::optional<DownloadState> current = read_state_file(path_);
+      if (current && current->state == "running" && current->pid != ::getpid() && process_alive(current->pid)) return;
+    }
+    write(snapshot, outcome.state, outcome.exit_code, outcome.error);
+  }
+
+ private:
+  void write(const ProgressSnapshot& snapshot, const std::string& state, std::optional<int> exit_code,
+             const std::string& error) {
+    const nlohmann::json data = {
+        {"pid", static_cast<long>(::getpid())},
+        {"state", state},
+        {"exit_code", exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr)},
+        {"repo", repo_},
+        {"revision", revision_},
+        {"commit", snapshot.commit},
+        {"target", target_},
+        {"started_at", started_at_},
+        {"updated_at", utc_timestamp()},
+        {"files_done", snapshot.files_done},
+        {"files_total", snapshot.files_total},
+        {"shards_done", snapshot.shards_done},
+        {"shards_total", snapshot.shards_total},
+        {"bytes_done", snapshot.bytes_done},
+        {"bytes_total", snapshot.bytes_total},
+        {"rate_bytes_per_second", snapshot.rate_bytes_per_second},
+        {"eta_seconds", snapshot.eta_seconds ? nlohmann::json(*snapshot.eta_seconds) : nlohmann::json(nullptr)},
+        {"last_error", error},
+    };
+    try {
+      util::write_file_atomically(path_, data.dump(1) + "\n");
+    } catch (const std::exception&) {
+      // A full disk must not turn a progress report into a failure; the download reports the real error.
+    }
+  }
+
+  std::filesystem::path path_;
+  std::string repo_;
+  std::string revision_;
+  std::string target_;
+  std::string started_at_;
+};
+
+}  // namespace
+
+std::filesystem::path state_file_path(const std::filesystem::path& state_dir) { return state_dir / "state.json"; }
+std::filesystem::path detached_file_path(const std::filesystem::path& state_dir) { return state_dir / "detached.json"; }
+
+std::optional<DownloadState> read_state_file(const std::filesystem::path& path) {
+  std::optional<nlohmann::json> data = read_json(path);
+  if (!data) return std::nullopt;
+  DownloadState state;
+  const auto pid = data->find("pid");
+  const auto name = data->find("state");
+  if (pid == data->end() || !pid->is_number_integer() || name == data->end() || !name->is_string()) return std::nullopt;
+  state.pid = pid->get<long>();
+  state.state = name->get<std::string>();
+  const auto code = data->find("exit_code");
+  if (code != data->end() && code->is_number_integer()) state.exit_code = code->get<int>();
+  state.fields = std::move(*data);
+  return state;
+}
+
+std::optional<long> read_detached_pid(const std::filesystem::path& state_dir) {
+  std::optional<nlohmann::json> data = read_json(detached_file_path(state_dir));
+  if (!data) return std::nullopt;
+  const auto pid = data->find("pid");
+  if (pid == data->end() || !pid->is_number_integer()) return std::nullopt;
+  return pid->get<long>();
+}
+
+void write_detached_pid(const std::filesystem::path& state_dir, long pid) {
+  std::filesystem::create_directories(state_dir);
+  util::write_file_atomically(detached_file_path(state_dir),
+                              nlohmann::json({{"pid", pid}, {"started_at", utc_timestamp()}}).dump() + "\n");
+}
+
+bool process_alive(long pid) {
+  if (pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, std::string repo, std::string revision,
+                                                   std::string target) {
+  return std::make_unique<StateFileView>(std::move(path), std::move(repo), std::move(revision), std::move(target));
+}
+
+}  // namespace hfget::cli

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+// status and wait read <state dir>/state.json (written by the download holding the target lock) and
+// detached.json (the PID a --detach launch started). A state that says "running" whose PID is gone means the
+// download was killed or crashed: status says so, and wait returns instead of waiting forever.
+#include "cli/status_command.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli/exit_code.hpp"
+#include "cli/state_file.hpp"
+#include "cli/target.hpp"
+#include "hfget/error.hpp"
+#include "util/byte_size.hpp"
+#include "util/interruptible_sleep.hpp"
+
+namespace hfget::cli {
+namespace {
+
+constexpr int kExitWaitTimedOut = 124;  // as timeout(1)
+constexpr int kExitNoDownload = 3;
+
+struct TargetFlags {
+  std::string target;
+  std::string repo_type = "model";
+  std::string cache_dir;
+  bool json = false;
+  double timeout_seconds = 0;
+};
+
+enum class Phase { kNone, kStarting, kRunning, kDied, kEnded };
+
+struct Observation {
+  Phase phase = Phase::kNone;
+  std::optional<DownloadState> state;
+  std::optional<long> detached_pid;
+};
+
+// What the files say, judged against the processes that exist now.
+Observation observe(const std::filesystem::path& state_dir) {
+  Observation seen;
+  seen.state = read_state_file(state_file_path(state_dir));
+  seen.detached_pid = read_detached_pid(state_dir);
+  const bool detached_alive = seen.detached_pid && process_alive(*seen.detached_pid);
+  if (seen.state && seen.state->state == "running") {
+    seen.phase = process_alive(seen.state->pid) ? Phase::kRunning : Phase::kDied;
+    if (seen.phase == Phase::kDied && detached_alive && *seen.detached_pid != seen.state->pid) seen.phase = Phase::kStarting;
+    return seen;
+  }
+  // A detached launch that has not taken over the state file yet (starting, or queued behind another run).
+  if (detached_alive && (!seen.state || seen.state->pid != *seen.detached_pid)) {
+    seen.phase = Phase::kStarting;
+    return seen;
+  }
+  if (seen.state) {
+    seen.phase = Phase::kEnded;
+  } else if (seen.detached_pid) {
+    seen.phase = Phase::kDied;  // launched, gone, and never wrote a state
+  }
+  return seen;
+}
+
+const char* phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::kNone: return "none";
+    case Phase::kStarting: return "starting";
+    case Phase::kRunning: return "running";
+    case Phase::kDied: return "died";
+    case Phase::kEnded: return "ended";
+  }
+  return "none";
+}
+
+std::string describe(const Observation& seen) {
+  if (seen.phase == Phase::kNone) return "no hfget download has run into this target";
+  if (seen.phase == Phase::kStarting) {
+    return fmt::format("starting (PID {}; queued behind another download or listing the repo)", *seen.detached_pid);
+  }
+  const nlohmann::json& f = seen.state ? seen.state->fields : nlohmann::json::object();
+  const auto number = [&](const char* key) { return f.contains(key) && f[key].is_number() ? f[key].get<double>() : 0.0; };
+  const auto text = [&](const char* key) { return f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : ""; };
+  std::string state = seen.phase == Phase::kDied ? "died (killed or crashed; run the download again to resume)"
+                                                 : seen.state ? seen.state->state : "unknown";
+  if (seen.phase == Phase::kDied && !seen.state) {
+    return fmt::format("died: PID {} was launched but never reported (see its log)", *seen.detached_pid);
+  }
+  std::string out = fmt::format("{}: {} @ {}\n", state, text("repo"), text("commit"));
+  out += fmt::format("  pid {}, started {}, updated {}\n", seen.state->pid, text("started_at"), text("updated_at"));
+  out += fmt::format("  {}/{} shards, {}/{} files, {} / {}", static_cast<long>(number("shards_done")),
+                     static_cast<long>(number("shards_total")), static_cast<long>(number("files_done")),
+                     static_cast<long>(number("files_total")),
+                     util::format_bytes_both(static_cast<std::uint64_t>(number("bytes_done"))),
+                     util::format_bytes_both(static_cast<std::uint64_t>(number("bytes_total"))));
+  if (seen.phase == Phase::kRunning) {
+    out += fmt::format(", {}, ETA {}", util::format_rate(number("rate_bytes_per_second")),
+                       f.contains("eta_seconds") && f["eta_seconds"].is_number()
+                           ? util::format_duration(f["eta_seconds"].get<double>())
+                           : "?");
+  }
+  out += "\n";
+  if (seen.state->exit_code) out += fmt::format("  exit code {}\n", *seen.state->exit_code);
+  if (!text("last_error").empty()) out += fmt::format("  last error: {}\n", text("last_error"));
+  return out;
+}
+
+std::string as_json(const Observation& seen) {
+  nlohmann::json out = seen.state ? seen.state->fields : nlohmann::json::object();
+  out["phase"] = phase_name(seen.phase);
+  out["alive"] = seen.phase == Phase::kRunning || seen.phase == Phase::kStarting;
+  if (seen.phase == Phase::kDied) out["state"] = "died";
+  if (seen.detached_pid) out["detached_pid"] = *seen.detached_pid;
+  return out.dump(2) + "\n";
+}
+
+std::filesystem::path state_dir_from(const TargetFlags& flags) {
+  return state_dir_of(resolve_target(flags.target, flags.repo_type, flags.cache_dir,
+                                     HubEnvironment::from_process_environment()));
+}
+
+int run_status(const TargetFlags& flags) {
+  const Observation seen = observe(state_dir_from(flags));
+  if (flags.json) {
+    std::fputs(as_json(seen).c_str(), stdout);
+  } else {
+    std::fputs((describe(seen) + (describe(seen).ends_with('\n') ? "" : "\n")).c_str(), stdout);
+  }
+  return seen.phase == Phase::kNone ? kExitNoDownload : kExitSuccess;
+}
+
+int run_wait(const TargetFlags& flags, const RunContext& context) {
+  const std::filesystem::path state_dir = state_dir_from(flags);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(flags.timeout_seconds);
+  while (true) {
+    const Observation seen = observe(state_dir);
+    switch (seen.phase) {
+      case Phase::kNone:
+        std::fputs("hfget: no hfget download has run into this target\n", stderr);
+        return kExitNoDownload;
+      case Phase::kDied:
+        std::fputs(("hfget: " + describe(seen)).c_str(), stderr);
+        return exit_code_for(ErrorCode::kInternal);
+      case Phase::kEnded:
+        if (!flags.json) std::fputs(describe(seen).c_str(), stderr);
+        return seen.state->exit_code.value_or(seen.state->state == "done" ? 0 : 1);
+      case Phase::kStarting:
+      case Phase::kRunning: break;
+    }
+    if (flags.timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) {
+      std::fputs("hfget: timed out waiting; the download goes on\n", stderr);
+      return kExitWaitTimedOut;
+    }
+    if (!util::sleep_unless_stopped(std::chrono::milliseconds(500), context.stop)) return context.interrupted_exit_code();
+  }
+}
+
+CLI::App* add_target_options(CLI::App* command, TargetFlags& flags) {
+  command->add_option("target", flags.target, "A --local-dir download, or a repo id in the HF cache")->required();
+  command->add_option("--repo-type", flags.repo_type, "model, dataset or space")
+      ->check(CLI::IsMember({"model", "dataset", "space"}))
+      ->capture_default_str();
+  command->add_option("--cache-dir", flags.cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
+  return command;
+}
+
+}  // namespace
+
+std::function<int(const RunContext&)> add_status_command(CLI::App& app) {
+  auto flags = std::make_shared<TargetFlags>();
+  CLI::App* command = add_target_options(app.add_subcommand("status", "Show the state of a download"), *flags);
+  command->add_flag("--json", flags->json, "Print the state as JSON");
+  return [command, flags](const RunContext&) -> int { return command->parsed() ? run_status(*flags) : -1; };
+}
+
+std::function<int(const RunContext&)> add_wait_command(CLI::App& app) {
+  auto flags = std::make_shared<TargetFlags>();
+  CLI::App* command =
+      add_target_options(app.add_subcommand("wait", "Wait for a download to end; exit with its exit code"), *flags);
+  command->add_option("--timeout", flags->timeout_seconds, "Give up after this many seconds (exit 124); 0 = never")
+      ->check(CLI::NonNegativeNumber);
+  return [command, flags](const RunContext& context) -> int {
+    return command->parsed() ? run_wait(*flags, context) : -1;
+  };
+}
+
+}  // namespace hfget::cli
