@@ -22,7 +22,8 @@ struct DownloadPlanSummary {
   std::size_t shards_already_complete = 0;
 };
 
-/// True for the files progress counts as shards: *.safetensors, *.gguf, and *.bin / *.pt / *.pth weights.
+/// True for the files progress counts as shards: *.safetensors, *.gguf, and PyTorch checkpoints
+/// (pytorch_model*.bin, *-of-NNNNN.bin / .pt / .pth).
 bool is_weight_file(std::string_view path) noexcept;
 
 /// Events of a download, reported from worker threads (implementations synchronise). The library never
