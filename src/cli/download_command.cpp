@@ -41,6 +41,8 @@ struct DownloadFlags {
   std::string progress = "auto";
   std::string log_file;
   int max_workers = 8;
+  int connections = 16;
+  std::string chunk_size;
   int retries = 8;
   int stall_timeout_seconds = 60;
   int progress_interval_seconds = 10;
@@ -78,6 +80,12 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   while (!options.endpoint.empty() && options.endpoint.back() == '/') options.endpoint.pop_back();
   options.token = flags.token.empty() ? env.token : Secret(clean_token(flags.token));
   options.max_workers = flags.max_workers;
+  options.connections = flags.connections;
+  if (!flags.chunk_size.empty()) {
+    const std::optional<std::uint64_t> bytes = util::parse_byte_size(flags.chunk_size);
+    if (!bytes || *bytes < 64 * 1024) throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
+    options.chunk_bytes = *bytes;
+  }
   options.dry_run = flags.dry_run;
   options.offline = env.offline;
   if (flags.retries < 0 || flags.retries > 100) throw Error(ErrorCode::kUsage, "--retries must be between 0 and 100");
@@ -235,6 +243,9 @@ DownloadCommand add_download_command(CLI::App& app) {
   command->add_option("--token", flags->token, "Hub token (default: HF_TOKEN or the token file)");
   command->add_option("--endpoint", flags->endpoint, "Hub URL (default: HF_ENDPOINT or https://huggingface.co)");
   command->add_option("--max-workers", flags->max_workers, "Files downloaded at once")->capture_default_str();
+  command->add_option("--connections", flags->connections, "HTTP connections in all, shared by those files")
+      ->capture_default_str();
+  command->add_option("--chunk-size", flags->chunk_size, "Range size per request, e.g. 32MiB (default: adaptive, 16-64 MiB)");
   command->add_option("--retries", flags->retries, "Retries per file without progress")->capture_default_str();
   command->add_option("--stall-timeout", flags->stall_timeout_seconds, "Seconds without data before a retry")
       ->capture_default_str();

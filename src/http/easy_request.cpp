@@ -148,7 +148,9 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
   set_long(CURLOPT_HTTPGET, 1L);
   set_pointer(CURLOPT_HTTPHEADER, headers.get());
   std::string range;
-  if (spec.range_from) range = std::to_string(*spec.range_from) + "-";
+  if (spec.range_from) {
+    range = std::to_string(*spec.range_from) + "-" + (spec.range_last ? std::to_string(*spec.range_last) : "");
+  }
   set_text(CURLOPT_RANGE, spec.range_from ? range.c_str() : nullptr);
 
   const CURLcode code = curl_easy_perform(handle_.get());

@@ -22,7 +22,9 @@ PartialFile PartialFile::open(const std::filesystem::path& path) {
 }
 
 PartialFile::~PartialFile() {
-  if (fd_.valid() && size_ == 0) ::unlink(path_.c_str());
+  if (!fd_.valid()) return;
+  struct stat info {};
+  if (::fstat(fd_.get(), &info) == 0 && info.st_size == 0) ::unlink(path_.c_str());
 }
 
 void PartialFile::append(std::span<const std::byte> bytes) {
@@ -35,13 +37,28 @@ void PartialFile::append(std::span<const std::byte> bytes) {
   }
 }
 
+void PartialFile::write_at(std::uint64_t offset, std::span<const std::byte> bytes) const {
+  while (!bytes.empty()) {
+    const ssize_t n = ::pwrite(fd_.get(), bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) util::throw_file_error("cannot write", path_, errno);
+    offset += static_cast<std::uint64_t>(n);
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
+  }
+}
+
+void PartialFile::read_range(std::uint64_t begin, std::uint64_t end,
+                             const std::function<void(std::span<const std::byte>)>& consumer) const {
+  read_blocks(fd_.get(), begin, end, path_, consumer);
+}
+
 void PartialFile::restart() {
   if (::ftruncate(fd_.get(), 0) != 0) util::throw_file_error("cannot truncate", path_, errno);
   size_ = 0;
 }
 
 void PartialFile::read_existing(const std::function<void(std::span<const std::byte>)>& consumer) const {
-  read_blocks(fd_.get(), size_, path_, consumer);
+  read_blocks(fd_.get(), 0, size_, path_, consumer);
 }
 
 void PartialFile::commit(const std::filesystem::path& final_path) && {

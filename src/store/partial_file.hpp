@@ -32,6 +32,12 @@ class PartialFile {
 
   /// Throws Error{kDiskFull} on ENOSPC/EDQUOT, keeping what was written so far.
   void append(std::span<const std::byte> bytes);
+  /// Writes at `offset` (chunked downloads write several ranges at once; pwrite needs no shared file offset).
+  /// Safe to call from several threads for disjoint ranges. Throws like append().
+  void write_at(std::uint64_t offset, std::span<const std::byte> bytes) const;
+  /// Feeds bytes [begin, end) to `consumer` (read back from the page cache just written, to hash them).
+  void read_range(std::uint64_t begin, std::uint64_t end,
+                  const std::function<void(std::span<const std::byte>)>& consumer) const;
   /// Back to zero bytes: the server ignored our Range, or the content failed its hash check.
   void restart();
   /// Feeds the bytes already on disk to `consumer` in order (to rebuild a hash after a resume).

@@ -14,13 +14,15 @@
 
 namespace hfget::store {
 
-void read_blocks(int fd, std::uint64_t length, const std::filesystem::path& path, const BlockConsumer& consumer) {
+void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::filesystem::path& path,
+                 const BlockConsumer& consumer) {
   constexpr std::size_t kBlockBytes = 4 << 20;
+  const std::uint64_t length = end > begin ? end - begin : 0;
   std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(kBlockBytes, std::max<std::uint64_t>(length, 1))));
-  ::posix_fadvise(fd, 0, static_cast<off_t>(length), POSIX_FADV_SEQUENTIAL);
-  std::uint64_t offset = 0;
-  while (offset < length) {
-    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), length - offset));
+  ::posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(length), POSIX_FADV_SEQUENTIAL);
+  std::uint64_t offset = begin;
+  while (offset < end) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - offset));
     const ssize_t n = ::pread(fd, buffer.data(), want, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) util::throw_file_error("cannot read", path, errno);
@@ -35,7 +37,7 @@ void read_file_blocks(const std::filesystem::path& path, const BlockConsumer& co
   if (!fd.valid()) util::throw_file_error("cannot open", path, errno);
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) util::throw_file_error("cannot stat", path, errno);
-  read_blocks(fd.get(), static_cast<std::uint64_t>(info.st_size), path, consumer);
+  read_blocks(fd.get(), 0, static_cast<std::uint64_t>(info.st_size), path, consumer);
 }
 
 }  // namespace hfget::store

@@ -11,9 +11,10 @@ namespace hfget::store {
 
 using BlockConsumer = std::function<void(std::span<const std::byte>)>;
 
-/// Feeds the first `length` bytes of `fd` to `consumer` in large sequential blocks, with a read-ahead hint;
+/// Feeds bytes [begin, end) of `fd` to `consumer` in large sequential blocks, with a read-ahead hint;
 /// throws Error naming `path` if they cannot be read. One buffer, whatever the file size.
-void read_blocks(int fd, std::uint64_t length, const std::filesystem::path& path, const BlockConsumer& consumer);
+void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::filesystem::path& path,
+                 const BlockConsumer& consumer);
 
 /// The same for a whole file, opened read-only.
 void read_file_blocks(const std::filesystem::path& path, const BlockConsumer& consumer);

@@ -19,7 +19,9 @@
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
 #include "store/target_lock.hpp"
-#include "transfer/file_fetcher.hpp"
+#include "transfer/chunk_scheduler.hpp"
+#include "transfer/file_job.hpp"
+#include "transfer/range_fetcher.hpp"
 #include "transfer/selection.hpp"
 #include "util/byte_size.hpp"
 #include "verify/snapshot_checks.hpp"
@@ -43,6 +45,9 @@ std::unique_ptr<store::Layout> open_layout(const DownloadOptions& options, const
 void validate_options(const DownloadOptions& options) {
   if (options.max_workers < 1 || options.max_workers > 256) {
     throw Error(ErrorCode::kUsage, "--max-workers must be between 1 and 256");
+  }
+  if (options.connections < 1 || options.connections > 256) {
+    throw Error(ErrorCode::kUsage, "--connections must be between 1 and 256");
   }
   if (options.revision.empty()) throw Error(ErrorCode::kUsage, "--revision must not be empty");
   // The revision names a file under refs/: it must be a safe relative path ("refs/pr/1" is fine).
@@ -79,62 +84,84 @@ std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& select
   return plan;
 }
 
-// Fetches every incomplete file of the plan with up to max_workers threads. A worker owns its connection,
-// its fetcher and whatever file it holds; the only shared state is the next-index counter, the result
-// slots (slot i is written only by the worker that took file i) and the stop source.
+// Cut large files into chunks of 16–64 MiB: enough chunks per connection that they balance, few enough
+// that per-request overhead and the range journal stay small.
+std::uint64_t chunk_size_for(const DownloadOptions& options, std::uint64_t bytes_to_fetch) {
+  if (options.chunk_bytes > 0) return options.chunk_bytes;
+  constexpr std::uint64_t kMinChunk = 16 << 20;
+  constexpr std::uint64_t kMaxChunk = 64 << 20;
+  const std::uint64_t per_connection = bytes_to_fetch / (static_cast<std::uint64_t>(options.connections) * 4);
+  return std::clamp(per_connection, kMinChunk, kMaxChunk);
+}
+
+// Fetches every incomplete file of the plan over `connections` threads, each owning one HTTP connection.
+// The only shared state is the scheduler (queued ranges, files, per-file results) and the stop source.
 struct FetchResults {
-  std::vector<std::optional<Error>> errors;
+  std::vector<std::optional<Error>> errors;  // per planned file
   std::uint64_t bytes_received = 0;
   std::size_t files_fetched = 0;
 };
 
-FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options,
-                       const std::string& commit, store::Layout& layout, ProgressSink& progress,
+FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
+                       std::uint64_t bytes_to_fetch, store::Layout& layout, ProgressSink& progress,
                        std::stop_token outer_stop) {
   std::vector<std::size_t> todo;
+  std::vector<std::unique_ptr<transfer::FileJob>> jobs;
   for (std::size_t i = 0; i < plan.size(); ++i) {
-    if (!plan[i].complete) todo.push_back(i);
+    if (plan[i].complete) continue;
+    todo.push_back(i);
+    jobs.push_back(std::make_unique<transfer::FileJob>(plan[i].file, layout, progress));
   }
   FetchResults results;
   results.errors.resize(plan.size());
   if (todo.empty()) return results;
 
-  // Disk full stops every worker at once; SIGINT arrives through outer_stop.
+  // Disk full stops every connection at once; SIGINT arrives through outer_stop.
   std::stop_source stop;
   const std::stop_callback forward(outer_stop, [&] { stop.request_stop(); });
+  const std::uint64_t chunk_bytes = chunk_size_for(options, bytes_to_fetch);
+  transfer::ChunkScheduler scheduler(std::move(jobs),
+                                     {static_cast<std::size_t>(options.max_workers), chunk_bytes,
+                                      std::max<std::uint64_t>(chunk_bytes / 8, 1 << 20)},
+                                     stop.get_token());
   const transfer::FetchSettings settings{options.endpoint, &options.token, options.repo, commit,
                                          options.max_attempts, options.retry_base_delay};
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::uint64_t> bytes_received{0};
-  std::atomic<std::size_t> files_fetched{0};
-  const auto worker = [&] {
-    transfer::FileFetcher fetcher(settings, layout, progress, transport_settings(options), stop.get_token());
-    for (std::size_t k = next++; k < todo.size(); k = next++) {
-      const RemoteFile& file = plan[todo[k]].file;
+  const auto connection = [&] {
+    transfer::RangeFetcher fetcher(settings, progress, transport_settings(options), stop.get_token());
+    while (transfer::RangeTask* task = scheduler.next()) {
+      std::optional<Error> failure;
       try {
-        if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
-        if (fetcher.fetch(file) == transfer::FetchOutcome::kDownloaded) ++files_fetched;
+        fetcher.fetch(*task);
       } catch (const Error& error) {
         if (error.code() == ErrorCode::kDiskFull) stop.request_stop();
-        if (error.code() != ErrorCode::kInterrupted) progress.on_file_failed(file, error);
-        results.errors[todo[k]] = error;
+        failure = error;
       } catch (const std::exception& error) {
-        const Error wrapped(ErrorCode::kInternal, fmt::format("{}: {}", file.path, error.what()), file.path);
-        progress.on_file_failed(file, wrapped);
-        results.errors[todo[k]] = wrapped;
+        failure = Error(ErrorCode::kInternal, fmt::format("{}: {}", task->job->file().path, error.what()),
+                        task->job->file().path);
       }
+      scheduler.done(task, failure);
     }
-    bytes_received += fetcher.bytes_received();
   };
-  const auto worker_count = std::min<std::size_t>(static_cast<std::size_t>(options.max_workers), todo.size());
   {
-    std::vector<std::jthread> workers;
-    workers.reserve(worker_count);
-    for (std::size_t i = 0; i < worker_count; ++i) workers.emplace_back(worker);
-    for (std::jthread& thread : workers) thread.join();
+    const auto count = static_cast<std::size_t>(options.connections);
+    std::vector<std::jthread> connections;
+    connections.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) connections.emplace_back(connection);
+    for (std::jthread& thread : connections) thread.join();
   }
-  results.bytes_received = bytes_received;
-  results.files_fetched = files_fetched;
+  const std::vector<std::optional<Error>> errors = scheduler.errors();
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    results.errors[todo[k]] = errors[k];
+    if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted) progress.on_file_failed(plan[todo[k]].file, *errors[k]);
+  }
+  if (stop.stop_requested() && outer_stop.stop_requested()) {
+    // Files never started carry no error of their own; the run as a whole was interrupted.
+    for (std::size_t index : todo) {
+      if (!results.errors[index]) results.errors[index] = Error(ErrorCode::kInterrupted, "interrupted");
+    }
+  }
+  results.bytes_received = scheduler.bytes_received();
+  results.files_fetched = scheduler.files_fetched();
   return results;
 }
 
@@ -319,7 +346,7 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   }
   progress.on_plan(summary);
 
-  FetchResults fetched = fetch_all(report.files, options, snapshot.commit, *layout, progress, stop);
+  FetchResults fetched = fetch_all(report.files, options, snapshot.commit, report.bytes_to_fetch, *layout, progress, stop);
   report.bytes_received = fetched.bytes_received;
   report.files_fetched = fetched.files_fetched;
   report.elapsed = std::chrono::steady_clock::now() - started;

@@ -32,7 +32,7 @@ void remove_stale_temporaries(const std::filesystem::path& directory) {
   }
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+void write_file_atomically(const std::filesystem::path& path, std::string_view content, bool durable) {
   std::random_device random;
   const std::filesystem::path temporary =
       path.parent_path() / fmt::format(".{}.{:08x}{}", path.filename().string(), random(), kTemporarySuffix);
@@ -49,7 +49,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     }
     written += static_cast<std::size_t>(n);
   }
-  if (::fdatasync(fd.get()) != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
+  if ((durable && ::fdatasync(fd.get()) != 0) || ::rename(temporary.c_str(), path.c_str()) != 0) {
     const int error = errno;
     ::unlink(temporary.c_str());
     throw_file_error("cannot write", path, error);

@@ -15,7 +15,9 @@ void remove_stale_temporaries(const std::filesystem::path& directory);
 
 /// Writes `content` to a unique temporary name next to `path`, flushes it, and renames it over `path`, so a
 /// reader sees the old content or the new, never a torn file.
-void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+/// `durable` also flushes the data to the device first (fdatasync); without it the rename is still atomic
+/// for readers and survives kill -9, just not a power loss.
+void write_file_atomically(const std::filesystem::path& path, std::string_view content, bool durable = true);
 
 /// Throws the right hfget::Error for a failed file operation: kDiskFull for ENOSPC/EDQUOT, kInternal otherwise.
 [[noreturn]] void throw_file_error(const std::string& what, const std::filesystem::path& path, int error_number);

@@ -2,7 +2,10 @@
 #include "util/byte_size.hpp"
 
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <string>
+#include <utility>
 #include <fmt/format.h>
 
 namespace hfget::util {
@@ -33,6 +36,33 @@ std::string format_binary_bytes(std::uint64_t bytes) {
 std::string format_bytes_both(std::uint64_t bytes) {
   if (bytes < 1000) return fmt::format("{} B", bytes);
   return fmt::format("{} ({})", format_decimal_bytes(bytes), format_binary_bytes(bytes));
+}
+
+std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.')) ++digits;
+  if (digits == 0) return std::nullopt;
+  double value = 0;
+  try {
+    value = std::stod(std::string(text.substr(0, digits)));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::string unit(text.substr(digits));
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::array<std::pair<std::string_view, double>, 13> kUnits{{
+      {"", 1.0}, {"b", 1.0}, {"k", 1024.0}, {"kb", 1e3}, {"kib", 1024.0}, {"m", 1048576.0}, {"mb", 1e6},
+      {"mib", 1048576.0}, {"g", 1073741824.0}, {"gb", 1e9}, {"gib", 1073741824.0}, {"t", 1099511627776.0},
+      {"tib", 1099511627776.0},
+  }};
+  for (const auto& [name, scale] : kUnits) {
+    if (unit == name) {
+      const double bytes = value * scale;
+      if (!(bytes >= 0) || bytes > 1e18) return std::nullopt;
+      return static_cast<std::uint64_t>(bytes);
+    }
+  }
+  return std::nullopt;
 }
 
 std::string format_rate(double bytes_per_second) {

@@ -19,7 +19,7 @@ CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by huggingface_hub.\n"
                 "# For information about cache directory tags, see:\n"
                 "#\thttps://bford.info/cachedir/\n")
-PARTIAL_SUFFIXES = (".hfget-partial", ".incomplete")
+PARTIAL_SUFFIXES = (".hfget-partial", ".hfget-journal", ".incomplete")
 
 
 def repo_folder_name(repo_id: str, repo_type: str = "model") -> str:

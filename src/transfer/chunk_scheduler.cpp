@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+#include "transfer/chunk_scheduler.hpp"
+
+#include <algorithm>
+
+namespace hfget::transfer {
+
+ChunkScheduler::ChunkScheduler(std::vector<std::unique_ptr<FileJob>> jobs, ChunkPlan plan, std::stop_token stop)
+    : plan_(plan), stop_(std::move(stop)) {
+  files_.reserve(jobs.size());
+  for (std::unique_ptr<FileJob>& job : jobs) {
+    FileState file;
+    file.job = std::move(job);
+    files_.push_back(std::move(file));
+  }
+}
+
+RangeTask* ChunkScheduler::next() {
+  std::unique_lock lock(mutex_);
+  while (!stop_.stop_requested()) {
+    // 1. A queued chunk of an open file, within the file's connection limit.
+    for (FileState& file : files_) {
+      if (file.phase != FileState::Phase::kActive || file.queued.empty()) continue;
+      if (const int refusals = file.job->take_refusals(); refusals > 0) {
+        file.job->set_connection_limit(std::max(1, std::min(file.job->connection_limit(), file.in_flight) - refusals));
+      }
+      if (file.in_flight >= file.job->connection_limit()) continue;
+      const store::ByteRange range = file.queued.front();
+      file.queued.pop_front();
+      return start_task(file, range);
+    }
+    // 2. Open the next file.
+    if (next_to_open_ < files_.size() && active_files_ < plan_.max_active_files) {
+      open_file(lock, files_[next_to_open_++]);
+      continue;
+    }
+    // 3. Nothing queued: help with the largest range still in flight.
+    if (RangeTask* task = split_tail()) return task;
+    if (all_done()) return nullptr;
+    // Woken by a task's end, a file opening or finishing, or the stop request.
+    const std::uint64_t seen = generation_;
+    wake_.wait(lock, stop_, [this, seen] { return generation_ != seen; });
+  }
+  return nullptr;
+}
+
+RangeTask* ChunkScheduler::start_task(FileState& file, store::ByteRange range) {
+  RangeTask& task = tasks_.emplace_back();
+  task.job = file.job.get();
+  task.file_index = static_cast<std::size_t>(&file - files_.data());
+  task.begin = range.begin;
+  task.position = range.begin;
+  task.end = range.end;
+  ++file.in_flight;
+  return &task;
+}
+
+RangeTask* ChunkScheduler::split_tail() {
+  RangeTask* largest = nullptr;
+  std::uint64_t largest_remaining = 0;
+  for (RangeTask& task : tasks_) {
+    const FileState& file = files_[task.file_index];
+    if (task.cancelled || file.phase != FileState::Phase::kActive || file.in_flight >= task.job->connection_limit()) {
+      continue;
+    }
+    const std::uint64_t position = task.position;
+    const std::uint64_t end = task.end;
+    const std::uint64_t remaining = end > position ? end - position : 0;
+    if (remaining > largest_remaining) {
+      largest = &task;
+      largest_remaining = remaining;
+    }
+  }
+  if (largest == nullptr || largest_remaining < 2 * plan_.min_split_bytes) return nullptr;
+  const std::uint64_t old_end = largest->end;
+  const std::uint64_t middle = old_end - largest_remaining / 2;
+  largest->end = middle;  // the owner stops there; bytes it writes past it in the meantime are the same bytes
+  return start_task(files_[largest->file_index], {middle, old_end});
+}
+
+void ChunkScheduler::queue_missing(FileState& file) {
+  const std::uint64_t size = file.job->file().size;
+  if (size == 0) {
+    file.queued.push_back({0, 0});  // one request all the same: access must be granted
+    return;
+  }
+  for (const store::ByteRange& gap : file.job->missing_ranges()) {
+    for (std::uint64_t begin = gap.begin; begin < gap.end; begin += plan_.chunk_bytes) {
+      file.queued.push_back({begin, std::min(gap.end, begin + plan_.chunk_bytes)});
+    }
+  }
+}
+
+void ChunkScheduler::open_file(std::unique_lock<std::mutex>& lock, FileState& file) {
+  file.phase = FileState::Phase::kOpening;
+  ++active_files_;
+  lock.unlock();
+  std::optional<Error> error;
+  bool needs_bytes = false;
+  try {
+    needs_bytes = file.job->activate(stop_);
+  } catch (const Error& failure) {
+    error = failure;
+  }
+  lock.lock();
+  if (error) {
+    file.error = error;
+    file.phase = FileState::Phase::kDone;
+    --active_files_;
+  } else if (!needs_bytes) {
+    file.phase = FileState::Phase::kDone;
+    --active_files_;
+  } else {
+    file.phase = FileState::Phase::kActive;
+    queue_missing(file);
+    if (file.queued.empty()) finish_file(lock, file);  // every byte was kept from an earlier run
+  }
+  ++generation_;
+  wake_.notify_all();
+}
+
+void ChunkScheduler::finish_file(std::unique_lock<std::mutex>& lock, FileState& file) {
+  file.phase = FileState::Phase::kFinishing;
+  lock.unlock();
+  std::optional<Error> error;
+  std::optional<FileJob::Outcome> outcome;
+  try {
+    outcome = file.job->finish();
+  } catch (const Error& failure) {
+    error = failure;
+  }
+  lock.lock();
+  if (outcome == FileJob::Outcome::kStartOver) {
+    file.phase = FileState::Phase::kActive;
+    queue_missing(file);
+  } else {
+    if (error) {
+      file.error = error;
+      file.job->abandon();
+    }
+    file.fetched = !error;
+    file.phase = FileState::Phase::kDone;
+    --active_files_;
+  }
+  ++generation_;
+  wake_.notify_all();
+}
+
+void ChunkScheduler::done(RangeTask* task, const std::optional<Error>& error) {
+  FileState& file = files_[task->file_index];
+  // What arrived is recorded even when the range failed: a resume must not fetch it again.
+  std::optional<Error> failure = error;
+  if (task->position > task->begin) {
+    try {
+      file.job->complete_range({task->begin, task->position});
+    } catch (const Error& journal_error) {
+      if (!failure) failure = journal_error;
+    }
+  }
+  std::unique_lock lock(mutex_);
+  --file.in_flight;
+  tasks_.remove_if([task](const RangeTask& candidate) { return &candidate == task; });
+  if (failure && !file.error) {
+    file.error = failure;
+    file.queued.clear();
+    for (RangeTask& other : tasks_) {
+      if (other.job == file.job.get()) other.cancelled = true;
+    }
+  }
+  if (file.in_flight == 0 && file.phase == FileState::Phase::kActive) {
+    if (file.error) {
+      file.job->abandon();
+      file.phase = FileState::Phase::kDone;
+      --active_files_;
+    } else if (file.queued.empty()) {
+      const std::vector<store::ByteRange> missing = file.job->missing_ranges();
+      if (missing.empty() || file.job->file().size == 0) {
+        finish_file(lock, file);
+      } else {
+        queue_missing(file);  // a range ended short without an error (cancelled split): fetch what is left
+      }
+    }
+  }
+  ++generation_;
+  wake_.notify_all();
+}
+
+bool ChunkScheduler::all_done() const {
+  return std::all_of(files_.begin(), files_.end(),
+                     [](const FileState& file) { return file.phase == FileState::Phase::kDone; });
+}
+
+std::vector<std::optional<Error>> ChunkScheduler::errors() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::optional<Error>> result;
+  for (const FileState& file : files_) result.push_back(file.error);
+  return result;
+}
+
+std::size_t ChunkScheduler::files_fetched() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(std::count_if(files_.begin(), files_.end(), [](const FileState& f) { return f.fetched; }));
+}
+
+std::uint64_t ChunkScheduler::bytes_received() const {
+  std::lock_guard lock(mutex_);
+  std::uint64_t total = 0;
+  for (const FileState& file : files_) total += file.job->bytes_received();
+  return total;
+}
+
+}  // namespace hfget::transfer

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <vector>
+
+#include "hfget/error.hpp"
+#include "transfer/file_job.hpp"
+#include "transfer/range_fetcher.hpp"
+
+namespace hfget::transfer {
+
+struct ChunkPlan {
+  std::size_t max_active_files = 8;     // files open at once (--max-workers)
+  std::uint64_t chunk_bytes = 32 << 20;  // a larger missing range is cut into chunks of this size
+  std::uint64_t min_split_bytes = 4 << 20;  // the tail is re-split while ranges this large remain
+};
+
+/// Hands ranges of files to connections. Files open in listing order, at most max_active_files at once;
+/// each file's missing ranges are cut into chunks and queued, so a big shard is fetched over every idle
+/// connection. When nothing is queued, an idle connection takes the second half of the largest range still
+/// in flight, so the last 1 % never crawls on one connection ("stuck at 99 %"). Thread-safe; one scheduler
+/// per download, shared by every connection thread.
+class ChunkScheduler {
+ public:
+  ChunkScheduler(std::vector<std::unique_ptr<FileJob>> jobs, ChunkPlan plan, std::stop_token stop);
+
+  /// The next range to fetch, or nullptr when every file is done or failed. May block while files are being
+  /// opened or finished by other connections. May open a file itself (its lock, its resumed hash).
+  RangeTask* next();
+  /// Reports a task's end: success (the range is written) or the error that ended it. Finishing a file
+  /// (hash check, publish) happens here, on the reporting connection.
+  void done(RangeTask* task, const std::optional<Error>& error);
+
+  /// The error each file ended with (nullopt: fetched or already complete), in the order of the jobs.
+  std::vector<std::optional<Error>> errors() const;
+  std::size_t files_fetched() const;
+  std::uint64_t bytes_received() const;
+
+ private:
+  struct FileState {
+    std::unique_ptr<FileJob> job;
+    enum class Phase { kWaiting, kOpening, kActive, kFinishing, kDone } phase = Phase::kWaiting;
+    std::deque<store::ByteRange> queued;
+    int in_flight = 0;
+    bool fetched = false;
+    std::optional<Error> error;
+  };
+
+  RangeTask* start_task(FileState& file, store::ByteRange range);  // requires mutex_
+  RangeTask* split_tail();                                          // requires mutex_
+  void queue_missing(FileState& file);                              // requires mutex_
+  void fail(FileState& file, const Error& error);                   // requires mutex_
+  void open_file(std::unique_lock<std::mutex>& lock, FileState& file);
+  void finish_file(std::unique_lock<std::mutex>& lock, FileState& file);
+  bool all_done() const;                                            // requires mutex_
+
+  ChunkPlan plan_;
+  std::stop_token stop_;
+  mutable std::mutex mutex_;
+  std::condition_variable_any wake_;
+  std::vector<FileState> files_;
+  std::list<RangeTask> tasks_;  // in flight; stable addresses
+  std::uint64_t generation_ = 0;  // bumped (and wake_ notified) whenever a waiting connection may find work
+  std::size_t next_to_open_ = 0;
+  std::size_t active_files_ = 0;
+};
+
+}  // namespace hfget::transfer

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+#include "transfer/file_job.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace hfget::transfer {
+namespace {
+
+std::filesystem::path journal_path(const store::Layout& layout, const RemoteFile& file) {
+  // Beside the partial file: blobs/<etag>.hfget-journal, or download/<dir>/<name>.<etag16>.hfget-journal.
+  return std::filesystem::path(layout.partial_path(file)).replace_extension(".hfget-journal");
+}
+
+}  // namespace
+
+FileJob::FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress)
+    : file_(std::move(file)), layout_(layout), progress_(progress) {}
+
+bool FileJob::activate(const std::stop_token& stop) {
+  std::lock_guard guard(mutex_);
+  lock_.emplace(layout_.lock(file_, stop));
+  // Another process (or another path with the same content) may have finished it while we waited.
+  if (layout_.is_complete(file_)) {
+    layout_.link_existing(file_);
+    lock_.reset();
+    return false;
+  }
+  if (layout_.adopt_unrecorded(file_)) {
+    spdlog::info("{}: already on disk with the listed hash; recorded it without downloading", file_.path);
+    lock_.reset();
+    return false;
+  }
+  partial_.emplace(layout_.open_partial(file_));
+  // Without a journal, a partial file is the contiguous prefix a single-stream run left.
+  journal_.emplace(store::RangeJournal::open(journal_path(layout_, file_), file_.size, file_.etag(),
+                                             std::min(partial_->size(), file_.size)));
+  // A journal that claims bytes the partial file does not hold (deleted or truncated by hand) is not trusted.
+  const std::vector<store::ByteRange>& recorded = journal_->completed();
+  if (!recorded.empty() && recorded.back().end > partial_->size()) journal_->reset();
+  journal_->persist();  // before any chunk is written: a partial file with holes always has its journal
+  hasher_.emplace(file_);
+  hashed_up_to_ = 0;
+  const std::uint64_t kept = journal_->completed_bytes();
+  progress_.on_file_started(file_, kept);
+  // A resumed file is still hashed in full: its kept prefix is read back once.
+  advance_hash();
+  return true;
+}
+
+std::vector<store::ByteRange> FileJob::missing_ranges() const {
+  std::lock_guard guard(mutex_);
+  return journal_->missing();
+}
+
+void FileJob::write(std::uint64_t offset, std::span<const std::byte> bytes) {
+  partial_->write_at(offset, bytes);
+  bytes_received_ += bytes.size();
+  progress_.on_bytes(file_, bytes.size());
+}
+
+void FileJob::complete_range(store::ByteRange range) {
+  std::lock_guard guard(mutex_);
+  journal_->add(range);
+  advance_hash();
+}
+
+void FileJob::advance_hash() {
+  const std::uint64_t prefix = journal_->contiguous_prefix();
+  if (prefix <= hashed_up_to_) return;
+  partial_->read_range(hashed_up_to_, prefix, [&](std::span<const std::byte> bytes) { hasher_->update(bytes); });
+  hashed_up_to_ = prefix;
+}
+
+FileJob::Outcome FileJob::finish() {
+  std::lock_guard guard(mutex_);
+  advance_hash();
+  const std::string actual = hasher_->finish_hex();
+  if (actual == hasher_->expected()) {
+    layout_.publish(file_, std::move(*partial_));
+    partial_.reset();
+    journal_->remove();
+    lock_.reset();
+    progress_.on_file_done(file_);
+    return Outcome::kPublished;
+  }
+  const std::string mismatch =
+      fmt::format("{}: {} mismatch: expected {}, got {}", file_.path, hasher_->algorithm(), hasher_->expected(), actual);
+  progress_.on_bytes_discarded(file_, file_.size);
+  partial_->restart();
+  journal_->reset();
+  hasher_.emplace(file_);
+  hashed_up_to_ = 0;
+  if (++pass_ > 2) {
+    lock_.reset();
+    throw Error(ErrorCode::kVerificationFailed, mismatch + " (downloaded twice)", file_.path);
+  }
+  spdlog::warn("{}; downloading it again", mismatch);
+  progress_.on_file_started(file_, 0);
+  return Outcome::kStartOver;
+}
+
+void FileJob::abandon() {
+  std::lock_guard guard(mutex_);
+  // A journal that records nothing is no use to a resume; an empty partial file removes itself.
+  if (journal_ && journal_->completed().empty()) journal_->remove();
+  partial_.reset();
+  journal_.reset();
+  lock_.reset();
+}
+
+std::string FileJob::cdn_url() const {
+  std::lock_guard guard(mutex_);
+  return cdn_url_;
+}
+
+void FileJob::set_cdn_url(const std::string& url) {
+  std::lock_guard guard(mutex_);
+  cdn_url_ = url;
+}
+
+void FileJob::forget_cdn_url(const std::string& url) {
+  std::lock_guard guard(mutex_);
+  if (cdn_url_ == url) cdn_url_.clear();
+}
+
+}  // namespace hfget::transfer

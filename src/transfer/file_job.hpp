@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "crypto/content_hasher.hpp"
+#include "hfget/error.hpp"
+#include "hfget/progress.hpp"
+#include "store/layout.hpp"
+#include "store/range_journal.hpp"
+
+namespace hfget::transfer {
+
+/// One file being downloaded, possibly over several connections at once. It owns the file's lock, partial
+/// file, range journal and hash. Ranges arrive in any order; the hash follows the contiguous written prefix
+/// (reading each newly contiguous range back from the page cache it was just written to), so it is ready
+/// moments after the last byte, without a second pass over the disk. Thread-safe.
+class FileJob {
+ public:
+  FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress);
+
+  const RemoteFile& file() const noexcept { return file_; }
+
+  /// Takes the file's lock and opens what an earlier run left. Returns false when there is nothing to fetch
+  /// (complete already, or an intact copy was adopted). Otherwise the missing ranges are ready.
+  bool activate(const std::stop_token& stop);
+  std::vector<store::ByteRange> missing_ranges() const;
+
+  /// Writes received bytes (from any connection) at their offset.
+  void write(std::uint64_t offset, std::span<const std::byte> bytes);
+  /// Records [begin, end) as written: journal, then the hash catches up with the contiguous prefix.
+  void complete_range(store::ByteRange range);
+
+  enum class Outcome { kPublished, kStartOver };
+  /// Every byte is in: compares the hash. A match publishes the file (kPublished). A first mismatch discards
+  /// the bytes so the file is downloaded again (kStartOver); a second throws Error{kVerificationFailed}.
+  Outcome finish();
+  /// Gives up on the file: keeps the partial file and journal for the next run, releases the lock.
+  void abandon();
+
+  // The signed CDN URL the Hub redirected to, shared by the file's connections until the CDN refuses it.
+  std::string cdn_url() const;
+  void set_cdn_url(const std::string& url);
+  void forget_cdn_url(const std::string& url);
+
+  std::uint64_t bytes_received() const noexcept { return bytes_received_; }
+
+  /// How many connections may work on this file at once; a CDN refusal (429, 403 on a parallel range)
+  /// lowers it, down to 1, instead of failing the file.
+  int connection_limit() const noexcept { return connection_limit_; }
+  void set_connection_limit(int limit) noexcept { connection_limit_ = limit; }
+  void note_refusal() noexcept { refusals_ += 1; }
+  int take_refusals() noexcept { return refusals_.exchange(0); }
+
+ private:
+  void advance_hash();  // requires mutex_
+
+  RemoteFile file_;
+  store::Layout& layout_;
+  ProgressSink& progress_;
+  mutable std::mutex mutex_;
+  std::optional<store::FileLock> lock_;
+  std::optional<store::PartialFile> partial_;
+  std::optional<store::RangeJournal> journal_;
+  std::optional<crypto::ContentHasher> hasher_;
+  std::uint64_t hashed_up_to_ = 0;
+  int pass_ = 1;
+  std::string cdn_url_;
+  std::atomic<std::uint64_t> bytes_received_{0};
+  std::atomic<int> connection_limit_{1 << 20};
+  std::atomic<int> refusals_{0};
+};
+
+}  // namespace hfget::transfer

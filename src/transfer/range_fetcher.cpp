@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// Every body request carries a Range: a retry, a resume after kill -9, a chunk of a large file and a file
+// above the Hub's 50 GB limit for unranged GETs all take the same path. The Hub answers LFS files with a
+// redirect to a signed CDN URL; the file's connections share it (saving the Hub's rate-limit quota), never
+// send the token there, and resolve again when the CDN refuses it (an expired signature). A 206 must
+// continue exactly where this connection stands, for the size the listing promised; anything else is
+// refused rather than spliced.
+#include "transfer/range_fetcher.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "hfget/error.hpp"
+#include "http/content_range.hpp"
+#include "http/retrier.hpp"
+#include "http/url.hpp"
+#include "hub/hub_errors.hpp"
+#include "hub/hub_urls.hpp"
+
+namespace hfget::transfer {
+namespace {
+
+constexpr int kMaxRedirects = 10;
+
+// Writes a 2xx body into the file at the task's position, up to the task's (possibly lowered) end, and
+// records what it wrote in the journal as it goes (which also lets the hash follow the written prefix).
+class RangeSink final : public http::BodySink {
+ public:
+  explicit RangeSink(RangeTask& task)
+      : task_(task), file_(task.job->file()) {}
+
+  void on_response_start(const http::HttpResponse& head) override {
+    const std::uint64_t position = task_.position;
+    if (head.status == 206) {
+      const std::string* value = head.header("content-range");
+      const std::optional<http::ContentRange> range = value ? http::parse_content_range(*value) : std::nullopt;
+      if (!range || !http::continues_partial_file(*range, position, file_.size)) {
+        rejection_ = fmt::format("Content-Range '{}' does not continue the file at byte {} of {}", value ? *value : "",
+                                 position, file_.size);
+      }
+    } else if (position > 0) {
+      rejection_ = fmt::format("the server ignored the Range request (HTTP {}) at byte {}", head.status, position);
+    }
+  }
+
+  bool on_body(std::span<const std::byte> bytes) override {
+    if (rejection_ || task_.cancelled) return false;
+    const std::uint64_t position = task_.position;
+    const std::uint64_t end = task_.end;
+    const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(end > position ? end - position : 0, bytes.size()));
+    task_.job->write(position, bytes.first(take));
+    // Recorded at once (one appended journal line): a kill -9 loses only what is still in the socket.
+    task_.job->complete_range({position, position + take});
+    task_.position = position + take;
+    received_ += take;
+    // Past the end: the rest belongs to another connection (or the server sent more than the listing says).
+    return take == bytes.size();
+  }
+
+  const std::optional<std::string>& rejection() const noexcept { return rejection_; }
+  std::uint64_t received() const noexcept { return received_; }
+
+ private:
+  RangeTask& task_;
+  const RemoteFile& file_;
+  std::optional<std::string> rejection_;
+  std::uint64_t received_ = 0;
+};
+
+std::string describe(const http::HttpResponse& response) {
+  switch (response.failure) {
+    case http::TransportFailure::kNone: return fmt::format("HTTP {}", response.status);
+    case http::TransportFailure::kTimeout: return "timed out or stalled: " + response.failure_message;
+    case http::TransportFailure::kConnect: return "cannot connect: " + response.failure_message;
+    case http::TransportFailure::kConnectionLost: return "connection lost: " + response.failure_message;
+    case http::TransportFailure::kTls: return "TLS error: " + response.failure_message;
+    case http::TransportFailure::kStoppedBySink: return "transfer stopped";
+    case http::TransportFailure::kCancelled: return "interrupted";
+    case http::TransportFailure::kOther: return response.failure_message;
+  }
+  return response.failure_message;
+}
+
+}  // namespace
+
+RangeFetcher::RangeFetcher(const FetchSettings& settings, ProgressSink& progress, http::TransportSettings transport,
+                           std::stop_token stop)
+    : settings_(settings), progress_(progress), request_(std::move(transport)), stop_(std::move(stop)) {}
+
+void RangeFetcher::fetch(RangeTask& task) {
+  FileJob& job = *task.job;
+  const RemoteFile& file = job.file();
+  http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_);
+  const std::string resolve_url = hub::resolve_url(settings_.endpoint, settings_.repo, settings_.commit, file.path);
+  // An empty file still takes one request, without a Range ("bytes=0-" of nothing is unsatisfiable): its
+  // bytes are nothing, but access to them must be granted (a gated repo yields not even its empty files).
+  const bool empty_file = file.size == 0;
+
+  while (true) {
+    if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
+    if (task.cancelled || (!empty_file && task.position >= task.end)) return;
+    const std::string cdn_url = job.cdn_url();
+    std::string url = cdn_url.empty() ? resolve_url : cdn_url;
+    RangeSink sink(task);
+    http::HttpResponse response;
+    for (int hop = 0;; ++hop) {
+      if (hop > kMaxRedirects) throw Error(ErrorCode::kNetwork, file.path + ": too many redirects", file.path);
+      http::RequestSpec spec;
+      spec.url = url;
+      if (!empty_file) {
+        spec.range_from = task.position.load();
+        spec.range_last = task.end.load() - 1;
+      }
+      if (http::same_host(url, settings_.endpoint)) spec.bearer_token = settings_.token;
+      response = request_.get(spec, sink, stop_);
+      spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path, http::same_host(url, settings_.endpoint) ? url : "CDN",
+                    spec.range_from.value_or(0), spec.range_last.value_or(0), describe(response));
+      const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
+                               response.status < 400 && !response.redirect_url.empty();
+      if (!is_redirect) break;
+      const std::optional<http::UrlParts> target = http::parse_url(response.redirect_url);
+      if (!target || (target->scheme != "http" && target->scheme != "https")) {
+        throw Error(ErrorCode::kNetwork, file.path + ": redirected to an unsupported URL scheme", file.path);
+      }
+      url = response.redirect_url;
+      // Only a redirect to another host is a signed CDN URL worth sharing; the token never follows it.
+      if (!http::same_host(url, settings_.endpoint)) job.set_cdn_url(url);
+    }
+    if (sink.received() > 0) retrier.note_progress();
+    if (response.failure == http::TransportFailure::kCancelled || stop_.stop_requested()) {
+      throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
+    }
+    const bool answered = response.failure == http::TransportFailure::kNone ||
+                          response.failure == http::TransportFailure::kStoppedBySink;
+    const bool success = answered && response.status >= 200 && response.status < 300 && !sink.rejection();
+    if (success && task.position >= task.end) return;
+    if (task.cancelled) return;
+
+    http::Attempt attempt{response.failure, response.status};
+    std::string reason = describe(response);
+    if (sink.rejection()) {
+      reason = *sink.rejection();
+      attempt = {http::TransportFailure::kOther, 0};
+    } else if (success) {
+      reason = fmt::format("the body ended at byte {} of {}", task.position.load(), file.size);
+      attempt = {http::TransportFailure::kConnectionLost, 0};
+    } else if (answered && url == cdn_url && !cdn_url.empty() &&
+               (response.status == 401 || response.status == 403 || response.status == 404 ||
+                response.status == 410)) {
+      // An expired or revoked signed URL: ask the Hub for a fresh one.
+      reason = fmt::format("the CDN refused the signed URL (HTTP {}); resolving it again", response.status);
+      job.forget_cdn_url(cdn_url);
+      job.note_refusal();
+      attempt = {http::TransportFailure::kOther, 0};
+    } else if (answered && response.status == 416) {
+      reason = "the server cannot serve the range (HTTP 416)";
+      attempt = {http::TransportFailure::kOther, 0};
+    } else if (answered && http::next_step(attempt) == http::NextStep::kGiveUp) {
+      throw hub::error_from_response(response, hub::RequestContext{&settings_.repo, settings_.commit, file.path});
+    }
+
+    // A CDN that limits connections per file answers 429 to the extra ones: use fewer for this file.
+    if (answered && response.status == 429) job.note_refusal();
+    const std::string* retry_after = response.header("retry-after");
+    if (!retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt)) {
+      if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
+      throw Error(ErrorCode::kNetwork,
+                  fmt::format("{}: download failed after {} attempts: {} (what arrived is kept for resume)", file.path,
+                              retrier.attempts_failed(), reason),
+                  file.path);
+    }
+    progress_.on_retry(file, retrier.attempts_failed(), reason, retrier.last_delay());
+  }
+}
+
+}  // namespace hfget::transfer

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <stop_token>
+#include <string>
+
+#include "hfget/progress.hpp"
+#include "hfget/repo.hpp"
+#include "hfget/secret.hpp"
+#include "http/easy_request.hpp"
+#include "transfer/file_job.hpp"
+
+namespace hfget::transfer {
+
+struct FetchSettings {
+  std::string endpoint;
+  const Secret* token = nullptr;
+  RepoId repo;
+  std::string commit;
+  int max_attempts = 8;
+  std::chrono::milliseconds retry_base_delay{1000};
+};
+
+/// A range of one file on one connection. `end` may be lowered by the scheduler while the transfer runs
+/// (it hands the tail to an idle connection); `position` says how far this one got.
+struct RangeTask {
+  FileJob* job = nullptr;
+  std::size_t file_index = 0;  // the scheduler's index of the file
+  std::uint64_t begin = 0;
+  std::atomic<std::uint64_t> end{0};
+  std::atomic<std::uint64_t> position{0};
+  std::atomic<bool> cancelled{false};  // the file failed elsewhere: stop at the next write
+};
+
+/// One connection (one libcurl handle, kept alive across ranges and files). Fetches a range through the
+/// Hub's redirect to the CDN — the token only to the Hub's host — retrying transient failures from where
+/// it stopped and asking the Hub for a fresh signed URL when the CDN refuses the old one.
+class RangeFetcher {
+ public:
+  RangeFetcher(const FetchSettings& settings, ProgressSink& progress, http::TransportSettings transport,
+               std::stop_token stop);
+
+  /// Returns when [task.begin, task.end) is written (task.position == task.end) or the task was cancelled;
+  /// throws Error naming the file when it cannot be fetched.
+  void fetch(RangeTask& task);
+
+ private:
+  const FetchSettings& settings_;
+  ProgressSink& progress_;
+  http::EasyRequest request_;
+  std::stop_token stop_;
+};
+
+}  // namespace hfget::transfer
