@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// The scheduler against a real cache layout in a temp dir, with the network replaced by writing the
+// expected bytes for each task: which ranges it hands out, how it splits the tail, how it ends a file.
+#include "transfer/chunk_scheduler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "crypto/digest.hpp"
+#include "support/temp_dir.hpp"
+
+namespace hfget::transfer {
+namespace {
+
+using test_support::TempDir;
+constexpr std::uint64_t kMiB = 1 << 20;
+const std::string kCommit(40, 'c');
+
+struct Fixture {
+  TempDir dir;
+  RepoId repo{RepoType::kModel, "org/name"};
+  std::unique_ptr<store::Layout> layout = prepared(store::make_cache_layout(dir.path(), repo, kCommit));
+  ProgressSink progress;
+
+  static std::unique_ptr<store::Layout> prepared(std::unique_ptr<store::Layout> layout) {
+    layout->prepare(Snapshot{kCommit, {}}, {}, "main");
+    return layout;
+  }
+  std::map<std::string, std::string> contents;
+
+  RemoteFile add_file(const std::string& path, std::size_t size) {
+    std::string content(size, '\0');
+    for (std::size_t i = 0; i < size; ++i) content[i] = static_cast<char>((i * 131 + path.size()) & 0xFF);
+    crypto::Digest sha = crypto::Digest::sha256();
+    sha.update(std::as_bytes(std::span(content.data(), content.size())));
+    RemoteFile file;
+    file.path = path;
+    file.size = size;
+    file.blob_id = std::string(40, '0');
+    file.lfs_sha256 = sha.finish_hex();
+    file.lfs_size = size;
+    contents[path] = content;
+    return file;
+  }
+
+  std::unique_ptr<FileJob> job(const RemoteFile& file) { return std::make_unique<FileJob>(file, *layout, progress); }
+
+  // Stands in for RangeFetcher::fetch: the right bytes for the task's range.
+  void fetch(RangeTask& task) {
+    const std::string& content = contents.at(task.job->file().path);
+    const std::uint64_t end = task.end;
+    const std::uint64_t begin = task.position;
+    task.job->write(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
+    task.position = end;
+  }
+
+  std::string blob(const RemoteFile& file) const {
+    std::ifstream in(dir.path() / "models--org--name" / "blobs" / file.etag(), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+};
+
+TEST(ChunkScheduler, CutsALargeFileIntoChunksAndPublishesItWhole) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 10 * kMiB + 123);
+  std::vector<std::unique_ptr<FileJob>> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, 3 * kMiB, kMiB}, {});
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  while (RangeTask* task = scheduler.next()) {
+    ranges.emplace_back(task->begin, task->end.load());
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  EXPECT_EQ(ranges.size(), 4U);
+  EXPECT_EQ(ranges.front().first, 0U);
+  EXPECT_EQ(ranges.back().second, file.size);
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+  EXPECT_FALSE(scheduler.errors()[0].has_value());
+  EXPECT_EQ(scheduler.files_fetched(), 1U);
+}
+
+TEST(ChunkScheduler, HandsTheSecondHalfOfTheLargestRangeToAnIdleConnection) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 8 * kMiB);
+  std::vector<std::unique_ptr<FileJob>> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, 8 * kMiB, kMiB}, {});
+  RangeTask* first = scheduler.next();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->end.load(), 8 * kMiB);
+  RangeTask* helper = scheduler.next();  // nothing queued any more: the tail is split
+  ASSERT_NE(helper, nullptr);
+  EXPECT_EQ(helper->begin, 4 * kMiB);
+  EXPECT_EQ(helper->end.load(), 8 * kMiB);
+  EXPECT_EQ(first->end.load(), 4 * kMiB) << "the first connection stops where the second begins";
+  f.fetch(*helper);
+  scheduler.done(helper, std::nullopt);
+  f.fetch(*first);
+  scheduler.done(first, std::nullopt);
+  EXPECT_EQ(scheduler.next(), nullptr);
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+}
+
+TEST(ChunkScheduler, AFailedRangeFailsItsFileAndCancelsItsOtherRanges) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);
+  std::vector<std::unique_ptr<FileJob>> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, 2 * kMiB, kMiB}, {});
+  RangeTask* a = scheduler.next();
+  RangeTask* b = scheduler.next();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  scheduler.done(a, Error(ErrorCode::kNetwork, "big.safetensors: HTTP 500", file.path));
+  EXPECT_TRUE(b->cancelled.load());
+  scheduler.done(b, std::nullopt);
+  EXPECT_EQ(scheduler.next(), nullptr);
+  ASSERT_TRUE(scheduler.errors()[0].has_value());
+  EXPECT_EQ(scheduler.errors()[0]->code(), ErrorCode::kNetwork);
+  EXPECT_EQ(scheduler.files_fetched(), 0U);
+}
+
+TEST(ChunkScheduler, AnEmptyFileStillGetsOneRequest) {
+  Fixture f;
+  const RemoteFile file = f.add_file("empty.txt", 0);
+  std::vector<std::unique_ptr<FileJob>> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, {});
+  RangeTask* task = scheduler.next();
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(task->begin, 0U);
+  EXPECT_EQ(task->end.load(), 0U);
+  scheduler.done(task, std::nullopt);
+  EXPECT_EQ(scheduler.next(), nullptr);
+  EXPECT_EQ(scheduler.files_fetched(), 1U);
+}
+
+TEST(ChunkScheduler, ResumesOnlyWhatAnEarlierRunDidNotRecord) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);
+  {
+    std::vector<std::unique_ptr<FileJob>> jobs;
+    jobs.push_back(f.job(file));
+    ChunkScheduler first_run(std::move(jobs), {8, kMiB, kMiB}, {});
+    RangeTask* task = first_run.next();
+    f.fetch(*task);
+    first_run.done(task, std::nullopt);
+    // The run ends here (as after kill -9): three chunks never arrived.
+    RangeTask* unfinished = first_run.next();
+    first_run.done(unfinished, Error(ErrorCode::kInterrupted, "interrupted"));
+  }
+  std::vector<std::unique_ptr<FileJob>> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler second_run(std::move(jobs), {8, kMiB, kMiB}, {});
+  std::uint64_t fetched = 0;
+  while (RangeTask* task = second_run.next()) {
+    fetched += task->end - task->begin;
+    f.fetch(*task);
+    second_run.done(task, std::nullopt);
+  }
+  EXPECT_EQ(fetched, 3 * kMiB);
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+}
+
+}  // namespace
+}  // namespace hfget::transfer
