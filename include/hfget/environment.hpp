@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -20,7 +21,10 @@ struct HubEnvironment {
   bool progress_bars_disabled = false;  // HF_HUB_DISABLE_PROGRESS_BARS
   std::optional<std::filesystem::path> ca_bundle;  // CURL_CA_BUNDLE, else SSL_CERT_FILE
   std::optional<std::filesystem::path> ca_path;    // SSL_CERT_DIR
+  /// HFGET_RETRY_BASE_MS, test-only: the first backoff delay (default 1 s); the test suite shortens it.
+  std::chrono::milliseconds retry_base_delay{1000};
 
+  /// Throws Error{kUsage} for a malformed HFGET_RETRY_BASE_MS.
   static HubEnvironment from_process_environment();
 };
 

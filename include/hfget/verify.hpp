@@ -58,6 +58,7 @@ struct VerifyOptions {
   bool online = false;                            // re-read the listing from the Hub
   std::string endpoint;
   Secret token;
+  std::chrono::milliseconds retry_base_delay{1000};  // --online requests
   unsigned jobs = 0;                              // hashing threads; 0 = the number of cores
   bool fast = false;                              // no hashing: sizes, headers, structure only
   std::set<std::string> allow_missing;            // "tokenizer", "config"

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +14,8 @@
 
 #include <csignal>
 #include <cstdio>
+#include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "cli/detach.hpp"
 #include "cli/exit_code.hpp"
@@ -54,18 +57,6 @@ struct DownloadFlags {
   bool no_wait = false;
 };
 
-// Test-only: integration tests shorten the backoff so retry scenarios run in seconds (docs/cli.md says so).
-std::chrono::milliseconds retry_base_delay() {
-  if (std::optional<std::string> value = util::env_nonempty("HFGET_RETRY_BASE_MS")) {
-    try {
-      return std::chrono::milliseconds(std::stoll(*value));
-    } catch (const std::exception&) {
-      throw Error(ErrorCode::kUsage, "HFGET_RETRY_BASE_MS must be a number of milliseconds");
-    }
-  }
-  return std::chrono::milliseconds(1000);
-}
-
 DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env) {
   const std::optional<RepoType> type = parse_repo_type(flags.repo_type);
   if (!type) throw Error(ErrorCode::kUsage, "--repo-type must be model, dataset or space");
@@ -92,7 +83,7 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.max_attempts = flags.retries + 1;
   if (flags.stall_timeout_seconds < 1) throw Error(ErrorCode::kUsage, "--stall-timeout must be at least 1 second");
   options.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
-  options.retry_base_delay = retry_base_delay();
+  options.retry_base_delay = env.retry_base_delay;
   options.ca_bundle = env.ca_bundle;
   options.ca_path = env.ca_path;
   options.check_space = !flags.no_space_check;
@@ -100,10 +91,29 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   return options;
 }
 
+// With --progress json every stderr line is a JSON object: diagnostics become {"event": "log", ...} lines.
+class JsonLogSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    const nlohmann::json line = {{"event", "log"},
+                                 {"level", std::string(spdlog::level::to_string_view(message.level).data(),
+                                                       spdlog::level::to_string_view(message.level).size())},
+                                 {"message", std::string(message.payload.data(), message.payload.size())},
+                                 {"time", utc_timestamp(message.time)}};
+    std::fputs((line.dump() + "\n").c_str(), stderr);
+  }
+  void flush_() override { std::fflush(stderr); }
+};
+
 // One sink per destination: stderr at the verbosity asked for, and the --log-file (diagnostics and progress
 // lines, whatever the terminal shows). Returns the writer for progress lines into the log file, if any.
 std::optional<LineWriter> configure_logging(const DownloadFlags& flags) {
-  auto stderr_sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  spdlog::sink_ptr stderr_sink;
+  if (flags.progress == "json") {
+    stderr_sink = std::make_shared<JsonLogSink>();
+  } else {
+    stderr_sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  }
   stderr_sink->set_level(flags.verbose ? spdlog::level::debug : flags.quiet ? spdlog::level::err : spdlog::level::warn);
   std::vector<spdlog::sink_ptr> sinks{stderr_sink};
   std::shared_ptr<spdlog::logger> progress_logger;
@@ -144,10 +154,10 @@ std::vector<std::unique_ptr<ProgressView>> make_views(const DownloadFlags& flags
             std::fputs(fmt::format("{} {}\n", utc_timestamp(), line).c_str(), stderr);
             std::fflush(stderr);
           },
-          interval));
+          interval, /*report_outcome=*/false));
     }
   }
-  if (log_file_writer) views.push_back(make_log_line_view(*log_file_writer, interval));
+  if (log_file_writer) views.push_back(make_log_line_view(*log_file_writer, interval, /*report_outcome=*/true));
   const std::string target = options.local_dir ? options.local_dir->string() : options.cache_dir.string();
   views.push_back(make_state_file_view(state_file_path(state_dir_for(options)), options.repo.name, options.revision,
                                        target));
@@ -171,11 +181,13 @@ void print_plan(const DownloadReport& report) {
   }
 }
 
-void print_summary(ProgressReporter& /*reporter*/, const DownloadReport& report, const DownloadOptions& options,
-                   const DownloadFlags& flags) {
-  if (flags.quiet || flags.progress == "json") return;
-  const auto say = [](const std::string& line) {
-    std::fputs(fmt::format("{} {}\n", utc_timestamp(), line).c_str(), stderr);
+// The closing lines: on stderr (unless -q or JSON) and in the --log-file, whatever stderr shows.
+void print_summary(const DownloadReport& report, const DownloadOptions& options, const DownloadFlags& flags,
+                   const std::optional<LineWriter>& log_file_writer) {
+  const bool to_stderr = !flags.quiet && flags.progress != "json";
+  const auto say = [&](const std::string& line) {
+    if (to_stderr) std::fputs(fmt::format("{} {}\n", utc_timestamp(), line).c_str(), stderr);
+    if (log_file_writer) (*log_file_writer)(line);
   };
   say(fmt::format("{} {} file(s), {}: {} downloaded ({}) in {:.1f}s, {} already complete",
                   options.offline ? "found" : "fetched", report.files.size(), util::format_bytes_both(report.bytes_selected),
@@ -206,7 +218,7 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
       print_plan(report);
       return kExitSuccess;
     }
-    print_summary(reporter, report, options, flags);
+    print_summary(report, options, flags, log_file_writer);
     // stdout carries the result only, so `path=$(hfget download ...)` works.
     fmt::print("{}\n", report.snapshot_path.string());
     std::fflush(stdout);
@@ -269,6 +281,14 @@ DownloadCommand add_download_command(CLI::App& app) {
     if (!command->parsed() || !flags->detach || flags->dry_run) return std::nullopt;
     const DownloadOptions options = to_options(*flags, HubEnvironment::from_process_environment());
     const std::filesystem::path state_dir = state_dir_for(options);
+    // Refused now rather than in the background, where only the log would say so.
+    if (!options.wait_for_lock) {
+      if (const std::optional<long> holder = target_holder(options)) {
+        throw Error(ErrorCode::kBusy, fmt::format("another hfget (PID {}) is downloading into this target; wait for it "
+                                                  "(hfget wait), or run without --no-wait to queue behind it",
+                                                  *holder));
+      }
+    }
     const std::filesystem::path log =
         flags->log_file.empty() ? state_dir / "download.log" : std::filesystem::absolute(flags->log_file);
     std::optional<int> launcher_exit = detach_into_background(log, state_dir);

@@ -9,7 +9,8 @@ namespace {
 
 class LogLineView final : public ProgressView {
  public:
-  LogLineView(LineWriter writer, std::chrono::seconds interval) : writer_(std::move(writer)), interval_(interval) {}
+  LogLineView(LineWriter writer, std::chrono::seconds interval, bool report_outcome)
+      : writer_(std::move(writer)), interval_(interval), report_outcome_(report_outcome) {}
 
   std::chrono::milliseconds period() const override { return interval_; }
 
@@ -47,6 +48,7 @@ class LogLineView final : public ProgressView {
   }
 
   void finish(const ProgressSnapshot& snapshot, const ProgressOutcome& outcome) override {
+    if (!report_outcome_) return;
     if (outcome.state == "done") {
       writer_(fmt::format("finished: {} in {:.1f}s", status_line(snapshot), snapshot.elapsed_seconds));
     } else {
@@ -57,12 +59,13 @@ class LogLineView final : public ProgressView {
  private:
   LineWriter writer_;
   std::chrono::seconds interval_;
+  bool report_outcome_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono::seconds interval) {
-  return std::make_unique<LogLineView>(std::move(writer), interval);
+std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono::seconds interval, bool report_outcome) {
+  return std::make_unique<LogLineView>(std::move(writer), interval, report_outcome);
 }
 
 }  // namespace hfget::cli

@@ -53,7 +53,9 @@ using LineWriter = std::function<void(const std::string& line)>;
 std::unique_ptr<ProgressView> make_terminal_view(std::FILE* terminal);
 /// Plain lines for logs (nohup, pipes, --log-file): the status every `interval`, one line per finished file,
 /// retry and failure. No carriage returns, no escape codes.
-std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono::seconds interval);
+/// `report_outcome`: also write the final line (for the log file; on stderr the summary or the error line
+/// that main prints says it once).
+std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono::seconds interval, bool report_outcome);
 /// One JSON object per line (--progress json); fields in docs/cli.md.
 std::unique_ptr<ProgressView> make_json_lines_view(std::FILE* out, std::chrono::seconds interval);
 /// The state file `hfget status` and `hfget wait` read, rewritten atomically every 2 s.

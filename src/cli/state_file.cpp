@@ -128,7 +128,14 @@ void write_detached_pid(const std::filesystem::path& state_dir, long pid) {
 
 bool process_alive(long pid) {
   if (pid <= 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  // A killed process nobody has reaped yet (a daemon whose parent is a container's PID 1 that does not reap)
+  // still answers kill(pid, 0): read its state from /proc, where 'Z' means it is gone.
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const std::size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
 }
 
 std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, std::string repo, std::string revision,

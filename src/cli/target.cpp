@@ -21,7 +21,8 @@ Target resolve_target(const std::string& text, const std::string& repo_type, con
   // ("./x", "/x") makes it a local dir.
   const bool looks_like_path = text.front() == '.' || text.front() == '/' ||
                                std::filesystem::exists(std::filesystem::path(text) / ".cache" / "huggingface", error);
-  if (is_directory && looks_like_path) {
+  const bool explicit_path = text.front() == '.' || text.front() == '/';
+  if ((is_directory && looks_like_path) || explicit_path) {
     target.local_dir = std::filesystem::absolute(text);
     target.repo.type = *type;
   } else {

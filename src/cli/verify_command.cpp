@@ -45,6 +45,7 @@ int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   options.online = flags.online;
   options.endpoint = flags.endpoint.empty() ? env.endpoint : flags.endpoint;
   options.token = flags.token.empty() ? env.token : Secret(clean_token(flags.token));
+  options.retry_base_delay = env.retry_base_delay;
   options.jobs = flags.jobs;
   options.fast = flags.fast;
   options.allow_missing.insert(flags.allow_missing.begin(), flags.allow_missing.end());

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "hfget/environment.hpp"
+#include "hfget/error.hpp"
 #include "util/env.hpp"
 
 namespace hfget {
@@ -67,6 +68,13 @@ HubEnvironment HubEnvironment::from_process_environment() {
     env.ca_bundle = *cert_file;
   }
   if (std::optional<std::string> cert_dir = util::env_nonempty("SSL_CERT_DIR")) env.ca_path = *cert_dir;
+  if (std::optional<std::string> base = util::env_nonempty("HFGET_RETRY_BASE_MS")) {
+    try {
+      env.retry_base_delay = std::chrono::milliseconds(std::stoll(*base));
+    } catch (const std::exception&) {
+      throw Error(ErrorCode::kUsage, "HFGET_RETRY_BASE_MS must be a number of milliseconds");
+    }
+  }
   return env;
 }
 

@@ -98,6 +98,7 @@ std::uint64_t chunk_size_for(const DownloadOptions& options, std::uint64_t bytes
 // The only shared state is the scheduler (queued ranges, files, per-file results) and the stop source.
 struct FetchResults {
   std::vector<std::optional<Error>> errors;  // per planned file
+  std::optional<Error> stop_cause;           // the failure that stopped every connection (a full disk)
   std::uint64_t bytes_received = 0;
   std::size_t files_fetched = 0;
 };
@@ -126,6 +127,7 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                                      stop.get_token());
   const transfer::FetchSettings settings{options.endpoint, &options.token, options.repo, commit,
                                          options.max_attempts, options.retry_base_delay};
+  std::mutex stop_cause_mutex;
   const auto connection = [&] {
     transfer::RangeFetcher fetcher(settings, progress, transport_settings(options), stop.get_token());
     while (transfer::RangeTask* task = scheduler.next()) {
@@ -133,8 +135,17 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
       try {
         fetcher.fetch(*task);
       } catch (const Error& error) {
-        if (error.code() == ErrorCode::kDiskFull) stop.request_stop();
-        failure = error;
+        // Name the repo file, not only the partial file or blob underneath it.
+        const std::string& path = task->job->file().path;
+        const std::string what = error.what();
+        failure = what.rfind(path + ":", 0) == 0 || error.code() == ErrorCode::kInterrupted
+                      ? error
+                      : Error(error.code(), path + ": " + what, path);
+        if (error.code() == ErrorCode::kDiskFull) {
+          const std::lock_guard guard(stop_cause_mutex);
+          if (!results.stop_cause) results.stop_cause = failure;
+          stop.request_stop();
+        }
       } catch (const std::exception& error) {
         failure = Error(ErrorCode::kInternal, fmt::format("{}: {}", task->job->file().path, error.what()),
                         task->job->file().path);
@@ -154,10 +165,17 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
     results.errors[todo[k]] = errors[k];
     if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted) progress.on_file_failed(plan[todo[k]].file, *errors[k]);
   }
-  if (stop.stop_requested() && outer_stop.stop_requested()) {
-    // Files never started carry no error of their own; the run as a whole was interrupted.
+  if (stop.stop_requested()) {
+    // Stopped by a signal: files never started carry no error of their own, the run was interrupted.
+    // Stopped because the disk filled: what the stop cut short failed for that reason, not a signal.
+    const bool by_signal = outer_stop.stop_requested();
     for (std::size_t index : todo) {
-      if (!results.errors[index]) results.errors[index] = Error(ErrorCode::kInterrupted, "interrupted");
+      std::optional<Error>& error = results.errors[index];
+      const std::string& path = plan[index].file.path;
+      if (by_signal && !error) error = Error(ErrorCode::kInterrupted, "interrupted");
+      if (!by_signal && (!error || error->code() == ErrorCode::kInterrupted)) {
+        error = Error(ErrorCode::kDiskFull, path + ": not downloaded: the disk is full", path);
+      }
     }
   }
   results.bytes_received = scheduler.bytes_received();
@@ -202,7 +220,14 @@ VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFi
   throw Error(ErrorCode::kVerificationFailed, "the downloaded snapshot failed its checks: " + causes);
 }
 
-[[noreturn]] void throw_worst(const std::vector<std::optional<Error>>& errors) {
+[[noreturn]] void throw_worst(const std::vector<std::optional<Error>>& errors, const std::optional<Error>& stop_cause) {
+  if (stop_cause) {
+    const auto others = std::count_if(errors.begin(), errors.end(), [](const auto& e) { return e.has_value(); });
+    throw Error(stop_cause->code(),
+                fmt::format("{} ({} file(s) not finished; free space and run again to resume)", stop_cause->what(),
+                            others),
+                stop_cause->file());
+  }
   const std::optional<Error>* worst = nullptr;
   std::size_t failed = 0;
   for (const std::optional<Error>& error : errors) {
@@ -285,6 +310,10 @@ std::filesystem::path state_dir_for(const DownloadOptions& options) {
                            : store::state_dir_in_cache(options.cache_dir, options.repo);
 }
 
+std::optional<long> target_holder(const DownloadOptions& options) {
+  return store::TargetLock::holder(state_dir_for(options));
+}
+
 DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
   const auto started = std::chrono::steady_clock::now();
   validate_options(options);
@@ -351,7 +380,7 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   report.files_fetched = fetched.files_fetched;
   report.elapsed = std::chrono::steady_clock::now() - started;
   if (std::any_of(fetched.errors.begin(), fetched.errors.end(), [](const auto& e) { return e.has_value(); })) {
-    throw_worst(fetched.errors);
+    throw_worst(fetched.errors, fetched.stop_cause);
   }
   report.checks = check_snapshot(snapshot, selected, *layout, options, stop);
   report.elapsed = std::chrono::steady_clock::now() - started;

@@ -48,11 +48,12 @@ CheckResult check_sizes(const Inventory& inventory, VerifyReport& report) {
     if (file.present && file.size_on_disk != file.remote->size) {
       ++wrong;
       report.problems.push_back({file.path, "sizes",
-                                 fmt::format("size {} != {} bytes expected ({} short)", file.size_on_disk,
+                                 fmt::format("size {} != {} bytes expected ({} too {})", file.size_on_disk,
                                              file.remote->size,
-                                             file.size_on_disk < file.remote->size
-                                                 ? util::format_bytes_both(file.remote->size - file.size_on_disk)
-                                                 : "none")});
+                                             util::format_bytes_both(file.size_on_disk < file.remote->size
+                                                                         ? file.remote->size - file.size_on_disk
+                                                                         : file.size_on_disk - file.remote->size),
+                                             file.size_on_disk < file.remote->size ? "short" : "long")});
     }
   }
   const std::string total = fmt::format("{} bytes = {}", report.bytes_expected, util::format_bytes_both(report.bytes_expected));

@@ -77,7 +77,7 @@ VerifyReport verify_snapshot(const VerifyOptions& options, std::stop_token stop)
     }
   }
   if (options.online) {
-    hub::HubClient hub({options.endpoint, options.token, {}, 8, std::chrono::milliseconds(1000)}, stop);
+    hub::HubClient hub({options.endpoint, options.token, {}, 8, options.retry_base_delay}, stop);
     snapshot.listing = hub.list_files(options.repo, snapshot.commit);
   }
   const std::filesystem::path record_path = options.local_dir

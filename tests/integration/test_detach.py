@@ -535,11 +535,6 @@ class DetachTest(HfgetTestCase):
         self.assertLess(waited.elapsed, 3, "wait must not wait for a dead download")
         self.assertIn("died", waited.stderr)
 
-    # BUG: process_alive() (src/cli/state_file.cpp) is kill(pid, 0), which succeeds for a zombie. A killed
-    # download whose parent has not reaped it yet (or never will: a --detach daemon re-parented to a PID 1 that
-    # does not reap orphans, as in many containers and in this sandbox) is reported "running" forever and
-    # `hfget wait` without --timeout never returns. The process is dead; status should say died.
-    @unittest.expectedFailure
     def test_status_says_died_when_the_killed_download_is_a_zombie(self):
         home = self.hub.new_dir("home")
         target = self.hub.new_dir("local")
@@ -665,12 +660,6 @@ class DetachTest(HfgetTestCase):
         self.assertEqual(first.wait(timeout=15).code, 143)
 
 
-    # BUG: `download --detach --no-wait` on a busy target: the launcher forks before anyone looks at the lock,
-    # prints "downloading in the background: PID N" and exits 0; the daemon then fails with exit 10 (busy), but
-    # only its log says so: it does not record that outcome in state.json (another live download owns it), so
-    # `hfget wait` reports the other download. A deploy script cannot tell "started" from "refused". The
-    # launcher should check the lock and exit 10 itself (or `wait` should report the 10).
-    @unittest.expectedFailure
     def test_detach_with_no_wait_reports_a_busy_target(self):
         home = self.hub.new_dir("home")
         target = self.hub.new_dir("local")

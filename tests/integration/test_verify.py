@@ -558,12 +558,7 @@ class VerifyTest(VerifyTestBase):
         home = self.hub.new_dir("home")
         self.assertTargetNotFound(["no-such-model"], 3, home)
 
-    # hfget bug: a TARGET that names a directory which does not exist ('/abs/path', './rel/path') is parsed as a
-    # repo id and rejected as an invalid one (exit 2, "invalid repo id '/…'") instead of exit 3, "no such
-    # directory" (docs/verify.md, "Exit codes": 3 when no such directory). verify_command.cpp's
-    # is_local_dir_target() requires the directory to exist, so verify.cpp's "no such directory" error is
-    # never reached.
-    @unittest.expectedFailure
+    # An explicit path ('/abs/path', './rel/path') is a local dir even when it does not exist.
     def test_nonexistent_directory_exits_3(self):
         home = self.hub.new_dir("home")
         missing = self.hub.new_dir("gone") / "does-not-exist"
