@@ -88,6 +88,7 @@ class CacheLayout final : public Layout {
   }
 
   void link_existing(const RemoteFile& file) override {
+    remove_leftovers(file);
     const std::filesystem::path relative(file.path);
     create_directories_within(snapshot_path(), relative.parent_path());
     std::string target;
@@ -151,6 +152,17 @@ std::uint64_t Layout::partial_bytes(const RemoteFile& file) const {
   const std::filesystem::path path = partial_path(file);
   if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return 0;
   return std::min(static_cast<std::uint64_t>(info.st_size), file.size);
+}
+
+std::filesystem::path Layout::journal_path(const RemoteFile& file) const {
+  // blobs/<etag>.hfget-journal, or download/<dir>/<name>.<etag16>.hfget-journal.
+  return std::filesystem::path(partial_path(file)).replace_extension(".hfget-journal");
+}
+
+void Layout::remove_leftovers(const RemoteFile& file) const {
+  std::error_code ignored;
+  std::filesystem::remove(partial_path(file), ignored);
+  std::filesystem::remove(journal_path(file), ignored);
 }
 
 std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit) {

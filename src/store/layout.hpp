@@ -29,7 +29,8 @@ class Layout {
                        const std::string& revision) = 0;
   /// True when the file is already there, intact as far as size and recorded etag tell, so it needs no request.
   virtual bool is_complete(const RemoteFile& file) const = 0;
-  /// Makes an already complete file visible at its path in this snapshot (cache symlink, local metadata).
+  /// Makes an already complete file visible at its path in this snapshot (cache symlink, local metadata),
+  /// and removes what an interrupted earlier run may have left for it (partial file, journal).
   virtual void link_existing(const RemoteFile& file) = 0;
   /// A file at its final path without (valid) metadata — copied in by hand, or published just before a
   /// kill -9 — is hashed once; when it matches the listing it is recorded and true is returned, so it is not
@@ -46,8 +47,15 @@ class Layout {
   virtual FileLock lock(const RemoteFile& file, const std::stop_token& stop) = 0;
   /// Bytes already in the partial file, without creating anything: what a resume will not fetch again.
   std::uint64_t partial_bytes(const RemoteFile& file) const;
+  /// The range journal beside the partial file.
+  std::filesystem::path journal_path(const RemoteFile& file) const;
+
   /// Publishes verified bytes under the final name (atomic rename), then links or records them.
   virtual void publish(const RemoteFile& file, PartialFile&& partial) = 0;
+
+ protected:
+  /// Removes a leftover partial file and journal of a file that is complete.
+  void remove_leftovers(const RemoteFile& file) const;
 };
 
 std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit);

@@ -108,6 +108,7 @@ class LocalDirLayout final : public Layout {
   }
 
   void link_existing(const RemoteFile& file) override {
+    remove_leftovers(file);
     const std::optional<DownloadMetadata> metadata = read_metadata(metadata_path(file));
     if (!metadata || metadata->commit != commit_) write_metadata(file);
   }

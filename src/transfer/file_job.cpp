@@ -5,15 +5,6 @@
 #include <spdlog/spdlog.h>
 
 namespace hfget::transfer {
-namespace {
-
-std::filesystem::path journal_path(const store::Layout& layout, const RemoteFile& file) {
-  // Beside the partial file: blobs/<etag>.hfget-journal, or download/<dir>/<name>.<etag16>.hfget-journal.
-  return std::filesystem::path(layout.partial_path(file)).replace_extension(".hfget-journal");
-}
-
-}  // namespace
-
 FileJob::FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress)
     : file_(std::move(file)), layout_(layout), progress_(progress) {}
 
@@ -33,7 +24,7 @@ bool FileJob::activate(const std::stop_token& stop) {
   }
   partial_.emplace(layout_.open_partial(file_));
   // Without a journal, a partial file is the contiguous prefix a single-stream run left.
-  journal_.emplace(store::RangeJournal::open(journal_path(layout_, file_), file_.size, file_.etag(),
+  journal_.emplace(store::RangeJournal::open(layout_.journal_path(file_), file_.size, file_.etag(),
                                              std::min(partial_->size(), file_.size)));
   // A journal that claims bytes the partial file does not hold (deleted or truncated by hand) is not trusted.
   const std::vector<store::ByteRange>& recorded = journal_->completed();
@@ -77,9 +68,11 @@ FileJob::Outcome FileJob::finish() {
   advance_hash();
   const std::string actual = hasher_->finish_hex();
   if (actual == hasher_->expected()) {
+    // Journal first: killed between the two, the partial file is whole and without a journal reads as the
+    // complete prefix it is.
+    journal_->remove();
     layout_.publish(file_, std::move(*partial_));
     partial_.reset();
-    journal_->remove();
     lock_.reset();
     progress_.on_file_done(file_);
     return Outcome::kPublished;
