@@ -1,0 +1,629 @@
+#!/usr/bin/env python3
+"""Benchmark `hfget download` against aria2c, curl and the @huggingface/hub JS client, on loopback.
+
+    python3 bench/download_bench.py [--size 2GiB] [--shards 64] [--rate-cap 40m] [--repeat 3]
+                                    [--hfget build/hfget] [--tools hfget,hfget-c32,aria2c,curl,curl-p8,hub-js]
+                                    [--scenarios unlimited,capped] [--variant NAME=FLAGS] [--json-out FILE]
+
+It writes a synthetic sharded model (tests/fixtures/make_model.py), serves it with the bundled Hub emulator +
+nginx as the CDN (tests/integration/harness.py) on 127.0.0.1/127.0.0.2, and downloads the whole repo with
+each tool into a fresh directory, checking afterwards that every file is there with the source's size and
+SHA-256. Two scenarios, each with its own pair of servers:
+
+  unlimited  plain loopback: measures CPU cost and connection strategy, not a network;
+  capped     nginx `limit_rate` per connection (--rate-cap, default 40m = 40 MiB/s), standing in for the
+             per-flow limit of a CDN edge or a long WAN path: here the number of busy connections matters.
+
+Tools (one at a time, each into a fresh directory):
+  hfget      hfget download ORG/NAME --local-dir D --progress json   (default flags)
+  hfget-c32  the same with --connections 32
+  aria2c     aria2c -x16 -s16 -j8 --input-file LIST  (LIST: each file's /resolve/main/ URL with dir=/out=)
+  curl       curl -sSfL --create-dirs -o OUT URL, one file at a time (xargs -P1)
+  curl-p8    the same, 8 at a time (xargs -P8)
+  hub-js     @huggingface/hub snapshotDownload() under node (bench/hub_js_download.mjs; needs
+             `npm install --prefix bench`; skipped with a message when node or the package is missing)
+  --variant NAME=FLAGS adds hfget-NAME: hfget with extra flags (e.g. c8="--chunk-size 8MiB").
+
+For each: wall seconds; wall plus a sync() right after (hfget fdatasyncs every file before publishing it, the
+others leave their data in the page cache, so "+sync" is the like-for-like time to durable files);
+throughput; CPU seconds (user+sys of the tool and its reaped children, from wait4) and CPU seconds per GB;
+peak RSS (ru_maxrss: for xargs+curl, of the largest single process); the requests the Hub and the CDN saw
+and the body bytes they sent, as a multiple of the model's size; the CPU the servers (nginx + emulator)
+used and the CPU anything else on the machine used meanwhile (noise); the time relative to hfget's.
+Every tool runs --repeat times (default 3, round-robin, except that a tool whose first run took longer than
+--repeat-limit seconds runs once: those are bound by the rate cap, not by noise); the row shows the run with
+the median wall time, and the spread column the fastest and slowest.
+
+hfget also gets, in the unlimited scenario, a no-op re-run on the complete download (it must send only the
+revision and listing requests), and in the capped scenario a resume: SIGKILL once about half the bytes are on
+disk, then the same command again, reporting the bytes re-fetched against the bytes that were missing.
+
+Every child has a timeout and runs in its own process group; servers are stopped by PID; temp dirs are removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
+
+import harness  # noqa: E402
+from make_model import parse_size  # noqa: E402
+
+REPO = "bench/model"
+ALL_TOOLS = ("hfget", "hfget-c32", "aria2c", "curl", "curl-p8", "hub-js")
+ALL_SCENARIOS = ("unlimited", "capped")
+GB, GIB, MIB = 1e9, 2**30, 2**20
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+# ------------------------------------------------------------------------------------------ measuring
+
+class Timeout(Exception):
+    pass
+
+
+# ru_maxrss counts the memory of the process image an exec replaced, so a tool forked from this Python process
+# (~40 MiB resident) would never report less than that. This launcher, small itself, forks and execs the tool and
+# writes the tool's own rusage (with its reaped children's) to a file.
+LAUNCHER_C = r"""
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  if (argc < 3) return 127;
+  pid_t pid = fork();
+  if (pid < 0) return 127;
+  if (pid == 0) { execvp(argv[2], argv + 2); perror(argv[2]); _exit(127); }
+  int status = 0; struct rusage usage;
+  if (wait4(pid, &status, 0, &usage) < 0) return 127;
+  FILE *out = fopen(argv[1], "w");
+  if (!out) return 127;
+  fprintf(out, "%ld.%06ld %ld.%06ld %ld\n", (long)usage.ru_utime.tv_sec, (long)usage.ru_utime.tv_usec,
+          (long)usage.ru_stime.tv_sec, (long)usage.ru_stime.tv_usec, usage.ru_maxrss);
+  fclose(out);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+"""
+LAUNCHER: str | None = None
+
+
+def build_launcher(work: Path) -> None:
+    global LAUNCHER
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not compiler:
+        print("no C compiler: peak RSS will include the forking Python's (about 40 MiB)", file=sys.stderr)
+        return
+    source, binary = work / "rusage_exec.c", work / "rusage_exec"
+    source.write_text(LAUNCHER_C)
+    subprocess.run([compiler, "-O2", "-o", str(binary), str(source)], check=True, timeout=120)
+    LAUNCHER = str(binary)
+
+
+def busy_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy since boot (/proc/stat, all but idle and iowait)."""
+    with open("/proc/stat") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS
+
+
+def group_cpu_seconds(groups: set[int]) -> float:
+    """user+sys CPU seconds of the live processes in these process groups (the servers)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) in groups:          # pgrp
+            total += int(fields[11]) + int(fields[12])   # utime, stime
+    return total / CLOCK_TICKS
+
+
+def server_groups(hub: harness.Hub) -> set[int]:
+    """The process groups of the Hub's emulator and nginx (each was started in its own session)."""
+    groups = set()
+    for server in (getattr(hub, "_emulator", None), getattr(getattr(hub, "_nginx", None), "_process", None)):
+        if server is not None:
+            groups.add(server.pid)
+    return groups
+
+
+@dataclass
+class Measured:
+    code: int
+    wall: float          # seconds from spawn to reaping
+    synced: float        # wall + the time of a sync() right after
+    user: float
+    system: float
+    maxrss_kib: int
+    servers_cpu: float   # CPU the servers used meanwhile
+    other_cpu: float     # CPU anything else used meanwhile (busy - tool - servers)
+    stdout: str
+    stderr: str
+
+    @property
+    def cpu(self) -> float:
+        return self.user + self.system
+
+
+def run_measured(argv: list[str], *, env: dict[str, str], timeout: float, log_dir: Path, name: str,
+                 servers: set[int] = frozenset(), cwd: str | Path | None = None) -> Measured:
+    """Run argv to completion in its own process group; rusage from wait4; killed (group) after `timeout`."""
+    out_path, err_path = log_dir / f"{name}.stdout", log_dir / f"{name}.stderr"
+    usage_path = log_dir / f"{name}.rusage"
+    if LAUNCHER:
+        argv = [LAUNCHER, str(usage_path), *argv]
+    os.sync()   # the previous run's dirty pages are not this run's writeback
+    busy_before, servers_before = busy_cpu_seconds(), group_cpu_seconds(servers)
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        started = time.monotonic()
+        process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                   start_new_session=True)
+    timed_out = threading.Event()
+
+    def kill_group() -> None:
+        timed_out.set()
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    watchdog = threading.Timer(timeout, kill_group)
+    watchdog.start()
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    finally:
+        watchdog.cancel()
+    wall = time.monotonic() - started
+    busy = busy_cpu_seconds() - busy_before
+    servers_cpu = group_cpu_seconds(servers) - servers_before
+    process.returncode = os.waitstatus_to_exitcode(status)
+    try:   # anything the child left behind in its group (an xargs'd curl after a timeout)
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    os.sync()
+    synced = time.monotonic() - started
+    stdout = out_path.read_text(errors="replace")
+    stderr = err_path.read_text(errors="replace")
+    if timed_out.is_set():
+        raise Timeout(f"{name}: killed after {timeout:.0f}s\n{stderr[-2000:]}")
+    user, system, maxrss = usage.ru_utime, usage.ru_stime, usage.ru_maxrss
+    if LAUNCHER and usage_path.exists():
+        user_text, system_text, maxrss_text = usage_path.read_text().split()
+        user, system, maxrss = float(user_text), float(system_text), int(maxrss_text)
+    other = max(0.0, busy - (usage.ru_utime + usage.ru_stime) - servers_cpu)
+    return Measured(process.returncode, wall, synced, user, system, maxrss, servers_cpu, other, stdout, stderr)
+
+
+def bytes_on_disk(root: Path) -> int:
+    """Bytes allocated under root (hfget writes chunks with pwrite, so a partial file can be sparse)."""
+    total = 0
+    for directory, _, names in os.walk(root):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_blocks * 512
+            except FileNotFoundError:
+                pass
+    return total
+
+
+# ------------------------------------------------------------------------------------------ checking
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(4 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def expected_files(model: Path) -> dict[str, tuple[int, str]]:
+    return {p.relative_to(model).as_posix(): (p.stat().st_size, sha256_file(p))
+            for p in sorted(model.rglob("*")) if p.is_file()}
+
+
+def check_download(root: Path, expected: dict[str, tuple[int, str]]) -> list[str]:
+    """Every expected file under root (symlinks followed) with the right size and SHA-256, and nothing else
+    (metadata under .cache/ is allowed: hfget's local-dir metadata, as `hf download` writes)."""
+    problems = []
+    for relative, (size, digest) in expected.items():
+        path = root / relative
+        if not path.is_file():
+            problems.append(f"missing {relative}")
+            continue
+        actual_size = path.stat().st_size
+        if actual_size != size:
+            problems.append(f"{relative}: {actual_size} bytes, expected {size}")
+        elif sha256_file(path) != digest:
+            problems.append(f"{relative}: SHA-256 differs from the source")
+    for path in root.rglob("*"):
+        relative = path.relative_to(root).as_posix()
+        if (path.is_file() or path.is_symlink()) and relative not in expected and ".cache" not in path.parts:
+            problems.append(f"unexpected file {relative}")
+    return problems
+
+
+def sent_bytes(hub_log: list[dict], cdn_log: list[dict]) -> int:
+    """Body bytes sent to the client: every CDN response, plus the Hub's /resolve/ answers (small files)."""
+    return sum(r["bytes"] for r in cdn_log) + sum(r["bytes_sent"] for r in hub_log if "/resolve/" in r["path"])
+
+
+def parse_json_lines(text: str) -> list[dict]:
+    events = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            events.append(value)
+    return events
+
+
+# ------------------------------------------------------------------------------------------ tools
+
+@dataclass
+class Result:
+    scenario: str
+    tool: str
+    wall: float | None = None
+    synced: float | None = None
+    cpu: float | None = None
+    maxrss_kib: int | None = None
+    servers_cpu: float | None = None
+    other_cpu: float | None = None
+    hub_requests: int | None = None
+    cdn_requests: int | None = None
+    bytes_sent: int | None = None     # body bytes the CDN and the Hub's /resolve/ sent (nginx/emulator logs)
+    ok: bool = False
+    note: str = ""
+    walls: list[float] = field(default_factory=list)   # every repeat's wall time
+    extra: dict = field(default_factory=dict)
+
+
+class Bench:
+    def __init__(self, args, work: Path, expected: dict[str, tuple[int, str]]) -> None:
+        self.args, self.work, self.expected = args, work, expected
+        self.total = sum(size for size, _ in expected.values())
+        self.logs = work / "logs"
+        self.logs.mkdir(exist_ok=True)
+        # A generous bound: 60 s plus the whole model at 4 MB/s, which every tool beats by far.
+        self.timeout = 60 + self.total / 4e6
+        self.node = shutil.which("node")
+
+    def fresh(self, name: str) -> Path:
+        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.work))
+
+    def urls(self, hub: harness.Hub) -> list[tuple[str, str]]:
+        return [(relative, f"{hub.url}/{REPO}/resolve/main/{quote(relative)}") for relative in self.expected]
+
+    def hfget_argv(self, target: Path, extra: list[str] = ()) -> list[str]:
+        return [self.args.hfget, "download", REPO, "--local-dir", str(target), "--progress", "json", *extra]
+
+    def command(self, tool: str, hub: harness.Hub, run_dir: Path) -> tuple[list[str], dict[str, str], Path]:
+        """(argv, env, the folder the files end up in) for one tool."""
+        home = run_dir / "home"
+        home.mkdir()
+        target = run_dir / "download"
+        if tool.startswith("hfget"):
+            extra = ["--connections", "32"] if tool == "hfget-c32" else self.args.variants.get(tool, [])
+            return self.hfget_argv(target, extra), harness.clean_hfget_env(home, hub.url), target
+        env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8",
+               "HOME": str(home), "NO_PROXY": "*", "no_proxy": "*"}
+        if tool == "aria2c":
+            listing = run_dir / "aria2c.input"
+            listing.write_text("".join(f"{url}\n  dir={target}\n  out={relative}\n"
+                                       for relative, url in self.urls(hub)))
+            return (["aria2c", "--no-conf", "-x16", "-s16", "-j8", f"--input-file={listing}",
+                     "--console-log-level=warn", "--summary-interval=0", "--download-result=hide",
+                     "--max-tries=3", "--retry-wait=1"], env, target)
+        if tool in ("curl", "curl-p8"):
+            listing = run_dir / "curl.args"
+            listing.write_bytes(b"".join(f"{target / relative}\0{url}\0".encode() for relative, url in self.urls(hub)))
+            parallel = "8" if tool == "curl-p8" else "1"
+            return (["xargs", "-0", "-n", "2", "-P", parallel, "-a", str(listing),
+                     "curl", "-sSfL", "--create-dirs", "-o"], env, target)
+        if tool == "hub-js":
+            # snapshotDownload prints a debug line per file on stdout; the snapshot folder is the last line.
+            return [self.node, str(BENCH / "hub_js_download.mjs"), hub.url, REPO, str(target)], env, target
+        raise ValueError(tool)
+
+    def unavailable(self, tool: str) -> str | None:
+        if tool == "hub-js":
+            if not self.node:
+                return "node is not installed"
+            if not (BENCH / "node_modules" / "@huggingface" / "hub" / "package.json").exists():
+                return "@huggingface/hub is not installed: run `npm install --prefix bench`"
+        program = {"aria2c": "aria2c", "curl": "curl", "curl-p8": "curl"}.get(tool)
+        if program and not shutil.which(program):
+            return f"{program} is not installed"
+        return None
+
+    def run_tool(self, scenario: str, tool: str, hub: harness.Hub, repeat: int) -> Result:
+        result = Result(scenario, tool)
+        run_dir = self.fresh(f"{scenario}-{tool}")
+        name = f"{scenario}-{tool}-{repeat}"
+        try:
+            argv, env, target = self.command(tool, hub, run_dir)
+            hub.reset_logs()
+            print(f"[{scenario}] {tool} #{repeat + 1}: {' '.join(argv[:6])} ...", file=sys.stderr, flush=True)
+            try:
+                measured = run_measured(argv, env=env, timeout=self.timeout, log_dir=self.logs, name=name,
+                                        servers=server_groups(hub))
+            except Timeout as timeout:
+                result.note = str(timeout).splitlines()[0]
+                return result
+            result.wall, result.synced, result.cpu = measured.wall, measured.synced, measured.cpu
+            result.maxrss_kib, result.servers_cpu, result.other_cpu = (measured.maxrss_kib, measured.servers_cpu,
+                                                                       measured.other_cpu)
+            hub_log, cdn_log = hub.hub_requests(), hub.cdn_requests()
+            result.hub_requests, result.cdn_requests = len(hub_log), len(cdn_log)
+            result.bytes_sent = sent_bytes(hub_log, cdn_log)
+            if measured.code != 0:
+                last = (measured.stderr.strip().splitlines() or [""])[-1]
+                result.note = f"exit {measured.code}: {last[:200]}"
+                return result
+            root = target
+            if tool == "hub-js":
+                lines = measured.stdout.strip().splitlines()
+                root = Path(lines[-1]) if lines else target
+            problems = check_download(root, self.expected)
+            result.ok = not problems
+            if problems:
+                result.note = f"{len(problems)} problems: " + "; ".join(problems[:3])
+            if tool == "hfget" and scenario == "unlimited" and result.ok and repeat == 0 and not self.args.no_extras:
+                result.extra["noop"] = self.noop_rerun(hub, env, target)
+            print(f"[{scenario}] {tool} #{repeat + 1}: {result.wall:.2f}s, {'ok' if result.ok else result.note}",
+                  file=sys.stderr, flush=True)
+            return result
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+    # -- hfget extras -------------------------------------------------------------------------------
+
+    def noop_rerun(self, hub: harness.Hub, env: dict[str, str], target: Path) -> dict:
+        hub.reset_logs()
+        measured = run_measured(self.hfget_argv(target), env=env, timeout=120, log_dir=self.logs, name="noop")
+        hub_paths = [f"{r['method']} {r['path']}" + (f"?{r['query']}" if r.get("query") else "")
+                     for r in hub.hub_requests()]
+        return {"exit": measured.code, "wall": measured.wall, "cpu": measured.cpu,
+                "hub_requests": hub_paths, "cdn_requests": len(hub.cdn_requests())}
+
+    def resume(self, hub: harness.Hub) -> dict:
+        """SIGKILL hfget at about half the bytes on disk, re-run, compare re-fetched with missing bytes."""
+        run_dir = self.fresh("resume")
+        try:
+            home = run_dir / "home"
+            home.mkdir()
+            target = run_dir / "download"
+            env = harness.clean_hfget_env(home, hub.url)
+            hub.reset_logs()
+            os.sync()
+            with open(self.logs / "resume-killed.stderr", "wb") as err:
+                process = subprocess.Popen(self.hfget_argv(target), env=env, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            started = time.monotonic()
+            goal = self.total * self.args.kill_at
+            try:
+                while time.monotonic() - started < self.timeout and process.poll() is None:
+                    if target.exists() and bytes_on_disk(target) >= goal:
+                        break
+                    time.sleep(0.02)
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            code = process.wait(timeout=30)
+            killed_after = time.monotonic() - started
+            if code != -signal.SIGKILL:
+                return {"error": f"hfget ended by itself (exit {code}) before it was killed; use a larger --size"}
+            held = bytes_on_disk(target)
+            hub.reset_logs()   # waits for nginx to log the killed connections first
+            measured = run_measured(self.hfget_argv(target), env=env, timeout=self.timeout, log_dir=self.logs,
+                                    name="resume-rerun", servers=server_groups(hub))
+            events = parse_json_lines(measured.stderr)
+            # What the re-run kept: the files already complete (the `start` event's bytes_done) plus the
+            # partial files' resumed_bytes (their file_started events).
+            start = next((e for e in events if e.get("event") == "start"), {})
+            complete = int(start.get("bytes_done", 0))
+            resumed = sum(int(e.get("resumed_bytes", 0)) for e in events if e.get("event") == "file_started")
+            cdn = hub.cdn_requests()
+            refetched = sent_bytes(hub.hub_requests(), cdn)
+            problems = check_download(target, self.expected) if measured.code == 0 else [f"exit {measured.code}"]
+            return {"killed_after": killed_after, "on_disk_at_kill": held, "complete_bytes": complete,
+                    "resumed_bytes": resumed, "kept": complete + resumed, "missing": self.total - complete - resumed,
+                    "missing_by_disk": self.total - held, "refetched": refetched, "cdn_requests": len(cdn),
+                    "rerun_wall": measured.wall, "rerun_exit": measured.code, "ok": not problems,
+                    "problems": problems[:3]}
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def median_result(runs: list[Result]) -> Result:
+    """The run with the median wall time (the lower middle one for an even count); failures win."""
+    failed = [r for r in runs if not r.ok]
+    if failed:
+        chosen = failed[0]
+    else:
+        ordered = sorted(runs, key=lambda r: r.wall)
+        chosen = ordered[(len(ordered) - 1) // 2]
+    chosen.walls = [r.wall for r in runs if r.wall is not None]
+    for r in runs:
+        chosen.extra.update({k: v for k, v in r.extra.items() if k not in chosen.extra})
+    return chosen
+
+
+# ------------------------------------------------------------------------------------------ report
+
+def table(scenario: str, results: list[Result], total: int, files: int, title: str) -> str:
+    rows = [r for r in results if r.scenario == scenario]
+    base = next((r for r in rows if r.tool == "hfget" and r.ok), None)
+    repeats = max((len(r.walls) for r in rows), default=1)
+    lines = [f"\n{title}: {files} files, {total / GB:.2f} GB ({total / GIB:.2f} GiB)"
+             + (f"; median of up to {repeats} runs (spread: fastest-slowest wall)" if repeats > 1 else ""), ""]
+    header = (f"{'tool':<12} {'wall s':>7} {'+sync s':>8} {'MB/s':>6} {'CPU s':>6} {'CPU s/GB':>8} "
+              f"{'RSS MiB':>7} {'hub req':>7} {'CDN req':>7} {'sent/size':>9} {'srv CPU':>7} {'other':>5} "
+              f"{'x hfget':>7} {'x +sync':>7}" + (f" {'spread':>11}" if repeats > 1 else "") + "  check")
+    lines += [header, "-" * len(header)]
+    for r in rows:
+        if r.wall is None:
+            lines.append(f"{r.tool:<12} {r.note}")
+            continue
+        ratio = f"{r.wall / base.wall:.2f}" if base and r.ok else "-"
+        ratio_synced = f"{r.synced / base.synced:.2f}" if base and r.ok else "-"
+        spread = f" {min(r.walls):>5.2f}-{max(r.walls):<5.2f}" if repeats > 1 else ""
+        lines.append(f"{r.tool:<12} {r.wall:>7.2f} {r.synced:>8.2f} {total / r.wall / 1e6:>6.0f} {r.cpu:>6.2f} "
+                     f"{r.cpu / (total / GB):>8.2f} {r.maxrss_kib / 1024:>7.1f} {r.hub_requests:>7} "
+                     f"{r.cdn_requests:>7} {r.bytes_sent / total:>9.3f} {r.servers_cpu:>7.2f} {r.other_cpu:>5.1f} "
+                     f"{ratio:>7} {ratio_synced:>7}{spread}  {'ok' if r.ok else r.note}")
+    return "\n".join(lines)
+
+
+def report_extras(results: list[Result], resume: dict | None, total: int) -> str:
+    lines = []
+    noop = next((r.extra["noop"] for r in results if "noop" in r.extra), None)
+    if noop:
+        lines.append(f"\nhfget no-op re-run on the complete download: exit {noop['exit']}, {noop['wall']:.2f}s wall, "
+                     f"{noop['cpu']:.2f}s CPU; {len(noop['hub_requests'])} Hub requests, {noop['cdn_requests']} CDN "
+                     f"requests:")
+        lines += [f"    {request}" for request in noop["hub_requests"]]
+    if resume:
+        if "error" in resume:
+            lines.append(f"\nhfget resume after kill -9: {resume['error']}")
+        else:
+            over = resume["refetched"] - resume["missing"]
+            lines.append(
+                f"\nhfget resume after kill -9 (capped scenario): killed after {resume['killed_after']:.2f}s with "
+                f"{resume['on_disk_at_kill']:,} bytes on disk ({resume['on_disk_at_kill'] / total:.0%} of "
+                f"{total:,})\n"
+                f"    re-run: exit {resume['rerun_exit']}, {resume['rerun_wall']:.2f}s, "
+                f"{'complete and byte-correct' if resume['ok'] else 'FAILED: ' + '; '.join(resume['problems'])}\n"
+                f"    kept: complete files {resume['complete_bytes']:,} + resumed partial files "
+                f"{resume['resumed_bytes']:,} = {resume['kept']:,} bytes\n"
+                f"    missing (size - kept): {resume['missing']:,} bytes (size - on disk: {resume['missing_by_disk']:,})\n"
+                f"    re-fetched (nginx + Hub bodies): {resume['refetched']:,} bytes in {resume['cdn_requests']} CDN "
+                f"requests: {over:+,} bytes against the missing ones ({over / total:+.2%} of the model)")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------ main
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", type=parse_size, default=parse_size("2GiB"),
+                        help="total bytes of the shards (default 2GiB; e.g. 512MiB for a quick run)")
+    parser.add_argument("--shards", type=int, default=64)
+    parser.add_argument("--rate-cap", default="40m", help="nginx limit_rate per connection in the capped scenario")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per tool and scenario, round-robin; the median "
+                        "is shown (default 3)")
+    parser.add_argument("--repeat-limit", type=float, default=20.0,
+                        help="a tool whose first run took longer than this many seconds runs once (default 20)")
+    parser.add_argument("--hfget", default=str(ROOT / "build" / "hfget"))
+    parser.add_argument("--tools", default=",".join(ALL_TOOLS), help=f"comma-separated, from {','.join(ALL_TOOLS)}")
+    parser.add_argument("--scenarios", default=",".join(ALL_SCENARIOS))
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                        help="also run hfget with these extra flags as tool hfget-NAME, e.g. c8=\"--chunk-size 8MiB\"")
+    parser.add_argument("--nginx-workers", type=int, default=1, help="nginx worker processes (default 1)")
+    parser.add_argument("--kill-at", type=float, default=0.5, help="fraction of bytes on disk at the kill -9")
+    parser.add_argument("--no-extras", action="store_true", help="skip hfget's no-op re-run and resume test")
+    parser.add_argument("--json-out", help="also write the results as JSON here")
+    args = parser.parse_args()
+    tools = [t for t in args.tools.split(",") if t]
+    scenarios = [s for s in args.scenarios.split(",") if s]
+    args.variants = {}
+    for spec in args.variant:
+        name, _, flags = spec.partition("=")
+        if not name or not flags.strip():
+            parser.error(f"--variant wants NAME=FLAGS, got {spec!r}")
+        args.variants[f"hfget-{name}"] = flags.split()
+    tools += [t for t in args.variants if t not in tools]
+    if unknown := ([t for t in tools if t not in ALL_TOOLS and t not in args.variants]
+                   + [s for s in scenarios if s not in ALL_SCENARIOS]):
+        parser.error(f"unknown tool or scenario: {', '.join(unknown)}")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    args.hfget = str(Path(args.hfget).resolve())
+    if not os.access(args.hfget, os.X_OK):
+        parser.error(f"no hfget binary at {args.hfget} (build it, or give --hfget)")
+    os.environ["HFGET_BIN"] = args.hfget
+
+    began = time.monotonic()
+    load_before = os.getloadavg()[0]
+    work = Path(tempfile.mkdtemp(prefix="hfget-bench-download-"))
+    try:
+        model = work / "model"
+        print(f"generating a {args.shards}-shard model of {args.size / GIB:.2f} GiB ...", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, str(ROOT / "tests/fixtures/make_model.py"), str(model), "--shards",
+                        str(args.shards), "--shard-size", str(args.size // args.shards)], check=True,
+                       stdout=subprocess.DEVNULL, timeout=1800)
+        expected = expected_files(model)
+        build_launcher(work)
+        bench = Bench(args, work, expected)
+        results: list[Result] = []
+        resume = None
+        for scenario in scenarios:
+            limit = args.rate_cap if scenario == "capped" else None
+            with harness.Hub({REPO: model}, limit_rate=limit, nginx_workers=args.nginx_workers) as hub:
+                runs: dict[str, list[Result]] = {}
+                for tool in tools:
+                    if why := bench.unavailable(tool):
+                        print(f"[{scenario}] {tool}: skipped: {why}", file=sys.stderr, flush=True)
+                        results.append(Result(scenario, tool, note=f"skipped: {why}"))
+                for repeat in range(args.repeat):
+                    for tool in tools:
+                        if bench.unavailable(tool):
+                            continue
+                        earlier = runs.get(tool, [])
+                        if earlier and (not earlier[0].ok or earlier[0].wall > args.repeat_limit):
+                            continue   # slow (link-bound) or failing: once is enough
+                        runs.setdefault(tool, []).append(bench.run_tool(scenario, tool, hub, repeat))
+                results += [median_result(runs[tool]) for tool in tools if tool in runs]
+                if scenario == "capped" and not args.no_extras and "hfget" in tools:
+                    print("[capped] hfget kill -9 and resume ...", file=sys.stderr, flush=True)
+                    resume = bench.resume(hub)
+        order = {tool: i for i, tool in enumerate(tools)}
+        results.sort(key=lambda r: (scenarios.index(r.scenario), order[r.tool]))
+
+        titles = {"unlimited": "scenario unlimited (loopback, no rate limit)",
+                  "capped": f"scenario capped (nginx limit_rate {args.rate_cap} per connection)"}
+        print(f"\ndownload benchmark: {args.hfget}, {os.cpu_count()} CPUs, 1-minute load average at the start "
+              f"{load_before:.2f}, at the end {os.getloadavg()[0]:.2f}")
+        for scenario in scenarios:
+            print(table(scenario, results, bench.total, len(expected), titles[scenario]))
+        print(report_extras(results, resume, bench.total))
+        print(f"\ntotal benchmark time {time.monotonic() - began:.0f}s")
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(
+                {"total_bytes": bench.total, "files": len(expected), "rate_cap": args.rate_cap,
+                 "repeat": args.repeat, "results": [r.__dict__ for r in results], "resume": resume},
+                indent=2, default=str) + "\n")
+        failed = [r for r in results if r.wall is not None and not r.ok and r.tool.startswith("hfget")]
+        return 1 if failed or (resume and not resume.get("ok", True)) else 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
