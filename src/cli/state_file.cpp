@@ -7,20 +7,18 @@
 
 #include <cerrno>
 #include <fstream>
-#include <sstream>
 
 #include "cli/progress_views.hpp"
 #include "util/atomic_file.hpp"
+#include "util/read_text_file.hpp"
 
 namespace hfget::cli {
 namespace {
 
 std::optional<nlohmann::json> read_json(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  nlohmann::json data = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const std::optional<std::string> text = util::read_text_file(path, 1 << 20);
+  if (!text) return std::nullopt;
+  nlohmann::json data = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (data.is_discarded() || !data.is_object()) return std::nullopt;
   return data;
 }

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Mirrors huggingface_hub/constants.py and utils/_auth.py: same variables, same precedence, same cleaning.
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "hfget/environment.hpp"
 #include "hfget/error.hpp"
 #include "util/env.hpp"
+#include "util/read_text_file.hpp"
 
 namespace hfget {
 namespace {
@@ -15,14 +14,6 @@ std::filesystem::path default_hf_home() {
   if (std::optional<std::string> home = util::env_value("HF_HOME")) return util::expand_user_and_vars(*home);
   const std::string xdg = util::env_value("XDG_CACHE_HOME").value_or("~/.cache");
   return util::expand_user_and_vars(xdg) / "huggingface";
-}
-
-std::optional<std::string> read_token_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
 }
 
 }  // namespace
@@ -56,7 +47,7 @@ HubEnvironment HubEnvironment::from_process_environment() {
     const std::filesystem::path token_path = util::env_value("HF_TOKEN_PATH")
                                                  ? util::expand_user_and_vars(*util::env_value("HF_TOKEN_PATH"))
                                                  : env.hf_home / "token";
-    token = read_token_file(token_path);
+    token = util::read_text_file(token_path, 1 << 20);
   }
   if (token) env.token = Secret(clean_token(*token));
 

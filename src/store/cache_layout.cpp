@@ -9,9 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "hfget/error.hpp"
 #include "util/atomic_file.hpp"
@@ -19,6 +17,7 @@
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
+#include "util/read_text_file.hpp"
 
 namespace hfget::store {
 
@@ -130,13 +129,6 @@ class CacheLayout final : public Layout {
   std::filesystem::path repo_dir_;
 };
 
-std::optional<std::string> read_small_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 }  // namespace
 
@@ -171,7 +163,7 @@ std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoI
 
 std::optional<std::string> recorded_commit_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo,
                                                     const std::string& revision) {
-  return read_small_file(cache_dir / cache_folder_name(repo) / "refs" / revision);
+  return util::read_text_file(cache_dir / cache_folder_name(repo) / "refs" / revision, 4096);
 }
 
 std::optional<std::vector<RemoteFile>> recorded_listing_in_cache(const std::filesystem::path& cache_dir,

@@ -2,12 +2,11 @@
 #include "store/download_record.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "util/atomic_file.hpp"
+#include "util/read_text_file.hpp"
 
 namespace hfget::store {
 
@@ -29,11 +28,9 @@ std::filesystem::path record_path_in_local_dir(const std::filesystem::path& loca
 }
 
 std::optional<DownloadRecord> read_download_record(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream content;
-  content << in.rdbuf();
-  const nlohmann::json data = nlohmann::json::parse(content.str(), nullptr, /*allow_exceptions=*/false);
+  const std::optional<std::string> content = util::read_text_file(path, 1 << 30);
+  if (!content) return std::nullopt;
+  const nlohmann::json data = nlohmann::json::parse(*content, nullptr, /*allow_exceptions=*/false);
   if (data.is_discarded() || !data.is_object()) return std::nullopt;
   const auto version = data.find("format_version");
   if (version == data.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1) return std::nullopt;

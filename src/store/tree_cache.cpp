@@ -3,13 +3,12 @@
 // items (newlines instead), ": " between key and value, non-ASCII escaped as \uXXXX (surrogate pairs above
 // the BMP), no trailing newline.
 #include "store/tree_cache.hpp"
+#include "util/read_text_file.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace hfget::store {
 namespace {
@@ -92,11 +91,9 @@ std::string serialize_tree_cache(const std::vector<RemoteFile>& files) {
 }
 
 std::optional<std::vector<RemoteFile>> read_tree_cache(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream content;
-  content << in.rdbuf();
-  const nlohmann::json data = nlohmann::json::parse(content.str(), nullptr, /*allow_exceptions=*/false);
+  const std::optional<std::string> content = util::read_text_file(path, 1 << 30);
+  if (!content) return std::nullopt;
+  const nlohmann::json data = nlohmann::json::parse(*content, nullptr, /*allow_exceptions=*/false);
   if (data.is_discarded() || !data.is_object()) return std::nullopt;
   const auto version = data.find("format_version");
   if (version == data.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1) return std::nullopt;

@@ -2,14 +2,13 @@
 // The files a model needs besides its weights. A download that lost tokenizer.json looks complete to
 // `du` and `ls | wc -l` and fails only when the model is loaded; these checks catch it at download time.
 #include "verify/model_files.hpp"
+#include "util/read_text_file.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace hfget::verify {
 namespace {
@@ -17,13 +16,8 @@ namespace {
 constexpr std::uint64_t kMaxJsonBytes = 512 << 20;
 
 bool is_valid_json_file(const std::filesystem::path& path) {
-  std::error_code error;
-  if (std::filesystem::file_size(path, error) > kMaxJsonBytes || error) return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream content;
-  content << in.rdbuf();
-  return nlohmann::json::accept(content.str());
+  const std::optional<std::string> content = util::read_text_file(path, kMaxJsonBytes);
+  return content && nlohmann::json::accept(*content);
 }
 
 // Where tokenizer files may live: the root, and (diffusers pipelines) folders named tokenizer*.

@@ -3,11 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "verify/shard_index.hpp"
+#include "util/read_text_file.hpp"
 
 namespace hfget::verify {
 namespace {
@@ -28,16 +27,6 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::optional<std::string> read_text(const std::filesystem::path& path) {
-  std::error_code error;
-  if (std::filesystem::file_size(path, error) > kMaxIndexBytes || error) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
 struct LoadedIndex {
   std::string path;  // repo path of the index file
   ShardIndex index;
@@ -48,7 +37,7 @@ std::vector<LoadedIndex> load_indexes(const std::filesystem::path& root, const I
   std::vector<LoadedIndex> indexes;
   for (const ExpectedFile& file : inventory.expected) {
     if (!file.present || !is_shard_index_name(base_name(file.path))) continue;
-    const std::optional<std::string> text = read_text(root / file.path);
+    const std::optional<std::string> text = util::read_text_file(root / file.path, kMaxIndexBytes);
     ShardIndexParse parsed = text ? parse_shard_index(*text) : ShardIndexParse{std::nullopt, "cannot read the index"};
     if (!parsed.index) {
       if (check != nullptr) report.problems.push_back({file.path, check, parsed.problem});
