@@ -43,6 +43,7 @@ struct DownloadFlags {
   std::string endpoint;
   std::string progress = "auto";
   std::string log_file;
+  std::string ca_bundle;
   int max_workers = 8;
   int connections = 16;
   std::string chunk_size;
@@ -84,7 +85,8 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   if (flags.stall_timeout_seconds < 1) throw Error(ErrorCode::kUsage, "--stall-timeout must be at least 1 second");
   options.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
   options.retry_base_delay = env.retry_base_delay;
-  options.ca_bundle = env.ca_bundle;
+  options.ca_bundle = flags.ca_bundle.empty() ? env.ca_bundle
+                                              : std::optional<std::filesystem::path>(std::filesystem::absolute(flags.ca_bundle));
   options.ca_path = env.ca_path;
   options.check_space = !flags.no_space_check;
   options.wait_for_lock = !flags.no_wait;
@@ -254,6 +256,7 @@ DownloadCommand add_download_command(CLI::App& app) {
   local_dir->excludes(cache_dir);
   command->add_option("--token", flags->token, "Hub token (default: HF_TOKEN or the token file)");
   command->add_option("--endpoint", flags->endpoint, "Hub URL (default: HF_ENDPOINT or https://huggingface.co)");
+  command->add_option("--ca-bundle", flags->ca_bundle, "CA certificates (PEM) to trust (default: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's)");
   command->add_option("--max-workers", flags->max_workers, "Files downloaded at once")->capture_default_str();
   command->add_option("--connections", flags->connections, "HTTP connections in all, shared by those files")
       ->capture_default_str();
