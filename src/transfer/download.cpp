@@ -8,9 +8,6 @@
 
 #include <algorithm>
 #include <set>
-#include <atomic>
-#include <mutex>
-#include <thread>
 
 #include "hfget/error.hpp"
 #include "hub/hub_client.hpp"
@@ -19,15 +16,16 @@
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
 #include "store/target_lock.hpp"
-#include "transfer/chunk_scheduler.hpp"
-#include "transfer/file_job.hpp"
-#include "transfer/range_fetcher.hpp"
+#include "transfer/download_steps.hpp"
+#include "transfer/fetch_all.hpp"
+#include "transfer/offline_snapshot.hpp"
 #include "transfer/selection.hpp"
 #include "util/byte_size.hpp"
 #include "verify/snapshot_checks.hpp"
 
 namespace hfget {
-namespace {
+
+namespace transfer {
 
 http::TransportSettings transport_settings(const DownloadOptions& options) {
   http::TransportSettings transport;
@@ -41,6 +39,22 @@ std::unique_ptr<store::Layout> open_layout(const DownloadOptions& options, const
   if (options.local_dir) return store::make_local_dir_layout(*options.local_dir, commit);
   return store::make_cache_layout(options.cache_dir, options.repo, commit);
 }
+
+std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& selected, const store::Layout& layout) {
+  std::vector<PlannedFile> plan;
+  plan.reserve(selected.size());
+  for (const RemoteFile& file : selected) plan.push_back(PlannedFile{file, layout.is_complete(file)});
+  return plan;
+}
+
+}  // namespace transfer
+
+namespace {
+
+using transfer::open_layout;
+using transfer::plan_against_disk;
+using transfer::transport_settings;
+
 
 void validate_options(const DownloadOptions& options) {
   if (options.max_workers < 1 || options.max_workers > 256) {
@@ -77,111 +91,6 @@ int severity(ErrorCode code) {
   return 10;
 }
 
-std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& selected, const store::Layout& layout) {
-  std::vector<PlannedFile> plan;
-  plan.reserve(selected.size());
-  for (const RemoteFile& file : selected) plan.push_back(PlannedFile{file, layout.is_complete(file)});
-  return plan;
-}
-
-// Cut large files into chunks of 16–64 MiB: enough chunks per connection that they balance, few enough
-// that per-request overhead and the range journal stay small.
-std::uint64_t chunk_size_for(const DownloadOptions& options, std::uint64_t bytes_to_fetch) {
-  if (options.chunk_bytes > 0) return options.chunk_bytes;
-  constexpr std::uint64_t kMinChunk = 16 << 20;
-  constexpr std::uint64_t kMaxChunk = 64 << 20;
-  const std::uint64_t per_connection = bytes_to_fetch / (static_cast<std::uint64_t>(options.connections) * 4);
-  return std::clamp(per_connection, kMinChunk, kMaxChunk);
-}
-
-// Fetches every incomplete file of the plan over `connections` threads, each owning one HTTP connection.
-// The only shared state is the scheduler (queued ranges, files, per-file results) and the stop source.
-struct FetchResults {
-  std::vector<std::optional<Error>> errors;  // per planned file
-  std::optional<Error> stop_cause;           // the failure that stopped every connection (a full disk)
-  std::uint64_t bytes_received = 0;
-  std::size_t files_fetched = 0;
-};
-
-FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
-                       std::uint64_t bytes_to_fetch, store::Layout& layout, ProgressSink& progress,
-                       std::stop_token outer_stop) {
-  std::vector<std::size_t> todo;
-  std::vector<std::unique_ptr<transfer::FileJob>> jobs;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    if (plan[i].complete) continue;
-    todo.push_back(i);
-    jobs.push_back(std::make_unique<transfer::FileJob>(plan[i].file, layout, progress));
-  }
-  FetchResults results;
-  results.errors.resize(plan.size());
-  if (todo.empty()) return results;
-
-  // Disk full stops every connection at once; SIGINT arrives through outer_stop.
-  std::stop_source stop;
-  const std::stop_callback forward(outer_stop, [&] { stop.request_stop(); });
-  const std::uint64_t chunk_bytes = chunk_size_for(options, bytes_to_fetch);
-  transfer::ChunkScheduler scheduler(std::move(jobs),
-                                     {static_cast<std::size_t>(options.max_workers), chunk_bytes,
-                                      std::max<std::uint64_t>(chunk_bytes / 8, 1 << 20)},
-                                     stop.get_token());
-  const transfer::FetchSettings settings{options.endpoint, &options.token, options.repo, commit,
-                                         options.max_attempts, options.retry_base_delay};
-  std::mutex stop_cause_mutex;
-  const auto connection = [&] {
-    transfer::RangeFetcher fetcher(settings, progress, transport_settings(options), stop.get_token());
-    while (transfer::RangeTask* task = scheduler.next()) {
-      std::optional<Error> failure;
-      try {
-        fetcher.fetch(*task);
-      } catch (const Error& error) {
-        // Name the repo file, not only the partial file or blob underneath it.
-        const std::string& path = task->job->file().path;
-        const std::string what = error.what();
-        failure = what.rfind(path + ":", 0) == 0 || error.code() == ErrorCode::kInterrupted
-                      ? error
-                      : Error(error.code(), path + ": " + what, path);
-        if (error.code() == ErrorCode::kDiskFull) {
-          const std::lock_guard guard(stop_cause_mutex);
-          if (!results.stop_cause) results.stop_cause = failure;
-          stop.request_stop();
-        }
-      } catch (const std::exception& error) {
-        failure = Error(ErrorCode::kInternal, fmt::format("{}: {}", task->job->file().path, error.what()),
-                        task->job->file().path);
-      }
-      scheduler.done(task, failure);
-    }
-  };
-  {
-    const auto count = static_cast<std::size_t>(options.connections);
-    std::vector<std::jthread> connections;
-    connections.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) connections.emplace_back(connection);
-    for (std::jthread& thread : connections) thread.join();
-  }
-  const std::vector<std::optional<Error>> errors = scheduler.errors();
-  for (std::size_t k = 0; k < todo.size(); ++k) {
-    results.errors[todo[k]] = errors[k];
-    if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted) progress.on_file_failed(plan[todo[k]].file, *errors[k]);
-  }
-  if (stop.stop_requested()) {
-    // Stopped by a signal: files never started carry no error of their own, the run was interrupted.
-    // Stopped because the disk filled: what the stop cut short failed for that reason, not a signal.
-    const bool by_signal = outer_stop.stop_requested();
-    for (std::size_t index : todo) {
-      std::optional<Error>& error = results.errors[index];
-      const std::string& path = plan[index].file.path;
-      if (by_signal && !error) error = Error(ErrorCode::kInterrupted, "interrupted");
-      if (!by_signal && (!error || error->code() == ErrorCode::kInterrupted)) {
-        error = Error(ErrorCode::kDiskFull, path + ": not downloaded: the disk is full", path);
-      }
-    }
-  }
-  results.bytes_received = scheduler.bytes_received();
-  results.files_fetched = scheduler.files_fetched();
-  return results;
-}
 
 // The checks of `hfget verify` on what was just downloaded, without re-reading the bytes: each was hashed
 // on arrival, and files found complete were trusted by size and recorded etag, as a re-run must be cheap.
@@ -241,44 +150,6 @@ VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFi
               chosen.file());
 }
 
-// HF_HUB_OFFLINE: no request at all. Succeeds when an earlier download recorded the commit and listing and
-// every selected file is complete on disk, as the Python client's offline snapshot does.
-DownloadReport offline_snapshot(const DownloadOptions& options) {
-  std::optional<std::string> commit;
-  if (hub::is_commit_id(options.revision)) {
-    commit = options.revision;
-  } else if (options.local_dir) {
-    commit = store::recorded_commit_in_local_dir(*options.local_dir);
-  } else {
-    commit = store::recorded_commit_in_cache(options.cache_dir, options.repo, options.revision);
-  }
-  if (!commit || !hub::is_commit_id(*commit)) {
-    throw Error(ErrorCode::kNetwork, fmt::format("offline mode (HF_HUB_OFFLINE): revision '{}' of '{}' was never "
-                                                 "downloaded here",
-                                                 options.revision, options.repo.name));
-  }
-  const std::optional<std::vector<RemoteFile>> listing =
-      options.local_dir ? store::recorded_listing_in_local_dir(*options.local_dir, *commit)
-                        : store::recorded_listing_in_cache(options.cache_dir, options.repo, *commit);
-  if (!listing) {
-    throw Error(ErrorCode::kNetwork, "offline mode (HF_HUB_OFFLINE): no file listing was recorded for commit " + *commit);
-  }
-  const std::unique_ptr<store::Layout> layout = open_layout(options, *commit);
-  DownloadReport report;
-  report.commit = *commit;
-  report.snapshot_path = layout->snapshot_path();
-  report.files = plan_against_disk(transfer::select_files(*listing, options.selection), *layout);
-  const auto missing = std::count_if(report.files.begin(), report.files.end(), [](const PlannedFile& f) { return !f.complete; });
-  if (missing > 0) {
-    throw Error(ErrorCode::kNetwork, fmt::format("offline mode (HF_HUB_OFFLINE): {} file(s) of commit {} are not "
-                                                 "complete on disk",
-                                                 missing, *commit));
-  }
-  for (const PlannedFile& planned : report.files) report.bytes_selected += planned.file.size;
-  report.files_already_complete = report.files.size();
-  return report;
-}
-
 // Refuses to start a download that cannot fit: one line with both numbers in GB and GiB, and the path.
 void ensure_free_space(const DownloadReport& report, const std::filesystem::path& where) {
   if (!report.free_bytes || report.bytes_to_fetch <= *report.free_bytes) return;
@@ -317,7 +188,7 @@ std::optional<long> target_holder(const DownloadOptions& options) {
 DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
   const auto started = std::chrono::steady_clock::now();
   validate_options(options);
-  if (options.offline) return offline_snapshot(options);
+  if (options.offline) return transfer::offline_snapshot(options);
 
   hub::HubClient hub({options.endpoint, options.token, transport_settings(options), options.max_attempts,
                       options.retry_base_delay},
@@ -375,7 +246,7 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   }
   progress.on_plan(summary);
 
-  FetchResults fetched = fetch_all(report.files, options, snapshot.commit, report.bytes_to_fetch, *layout, progress, stop);
+  transfer::FetchResults fetched = transfer::fetch_all(report.files, options, snapshot.commit, report.bytes_to_fetch, *layout, progress, stop);
   report.bytes_received = fetched.bytes_received;
   report.files_fetched = fetched.files_fetched;
   report.elapsed = std::chrono::steady_clock::now() - started;

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+#include "transfer/fetch_all.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include "transfer/chunk_scheduler.hpp"
+#include "transfer/download_steps.hpp"
+#include "transfer/file_job.hpp"
+#include "transfer/range_fetcher.hpp"
+
+namespace hfget::transfer {
+namespace {
+
+// Cut large files into chunks of 16–64 MiB: enough chunks per connection that they balance, few enough
+// that per-request overhead and the range journal stay small.
+std::uint64_t chunk_size_for(const DownloadOptions& options, std::uint64_t bytes_to_fetch) {
+  if (options.chunk_bytes > 0) return options.chunk_bytes;
+  constexpr std::uint64_t kMinChunk = 16 << 20;
+  constexpr std::uint64_t kMaxChunk = 64 << 20;
+  const std::uint64_t per_connection = bytes_to_fetch / (static_cast<std::uint64_t>(options.connections) * 4);
+  return std::clamp(per_connection, kMinChunk, kMaxChunk);
+}
+
+}  // namespace
+
+FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
+                       std::uint64_t bytes_to_fetch, store::Layout& layout, ProgressSink& progress,
+                       std::stop_token outer_stop) {
+  std::vector<std::size_t> todo;
+  std::vector<std::unique_ptr<transfer::FileJob>> jobs;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].complete) continue;
+    todo.push_back(i);
+    jobs.push_back(std::make_unique<transfer::FileJob>(plan[i].file, layout, progress));
+  }
+  FetchResults results;
+  results.errors.resize(plan.size());
+  if (todo.empty()) return results;
+
+  // Disk full stops every connection at once; SIGINT arrives through outer_stop.
+  std::stop_source stop;
+  const std::stop_callback forward(outer_stop, [&] { stop.request_stop(); });
+  const std::uint64_t chunk_bytes = chunk_size_for(options, bytes_to_fetch);
+  transfer::ChunkScheduler scheduler(std::move(jobs),
+                                     {static_cast<std::size_t>(options.max_workers), chunk_bytes,
+                                      std::max<std::uint64_t>(chunk_bytes / 8, 1 << 20)},
+                                     stop.get_token());
+  const transfer::FetchSettings settings{options.endpoint, &options.token, options.repo, commit,
+                                         options.max_attempts, options.retry_base_delay};
+  std::mutex stop_cause_mutex;
+  const auto connection = [&] {
+    transfer::RangeFetcher fetcher(settings, progress, transport_settings(options), stop.get_token());
+    while (transfer::RangeTask* task = scheduler.next()) {
+      std::optional<Error> failure;
+      try {
+        fetcher.fetch(*task);
+      } catch (const Error& error) {
+        // Name the repo file, not only the partial file or blob underneath it.
+        const std::string& path = task->job->file().path;
+        const std::string what = error.what();
+        failure = what.rfind(path + ":", 0) == 0 || error.code() == ErrorCode::kInterrupted
+                      ? error
+                      : Error(error.code(), path + ": " + what, path);
+        if (error.code() == ErrorCode::kDiskFull) {
+          const std::lock_guard guard(stop_cause_mutex);
+          if (!results.stop_cause) results.stop_cause = failure;
+          stop.request_stop();
+        }
+      } catch (const std::exception& error) {
+        failure = Error(ErrorCode::kInternal, fmt::format("{}: {}", task->job->file().path, error.what()),
+                        task->job->file().path);
+      }
+      scheduler.done(task, failure);
+    }
+  };
+  {
+    const auto count = static_cast<std::size_t>(options.connections);
+    std::vector<std::jthread> connections;
+    connections.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) connections.emplace_back(connection);
+    for (std::jthread& thread : connections) thread.join();
+  }
+  const std::vector<std::optional<Error>> errors = scheduler.errors();
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    results.errors[todo[k]] = errors[k];
+    if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted) progress.on_file_failed(plan[todo[k]].file, *errors[k]);
+  }
+  if (stop.stop_requested()) {
+    // Stopped by a signal: files never started carry no error of their own, the run was interrupted.
+    // Stopped because the disk filled: what the stop cut short failed for that reason, not a signal.
+    const bool by_signal = outer_stop.stop_requested();
+    for (std::size_t index : todo) {
+      std::optional<Error>& error = results.errors[index];
+      const std::string& path = plan[index].file.path;
+      if (by_signal && !error) error = Error(ErrorCode::kInterrupted, "interrupted");
+      if (!by_signal && (!error || error->code() == ErrorCode::kInterrupted)) {
+        error = Error(ErrorCode::kDiskFull, path + ": not downloaded: the disk is full", path);
+      }
+    }
+  }
+  results.bytes_received = scheduler.bytes_received();
+  results.files_fetched = scheduler.files_fetched();
+  return results;
+}
+
+}  // namespace hfget::transfer
