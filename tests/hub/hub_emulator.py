@@ -3,7 +3,8 @@
 
 It serves repos from local directories with the Hub's download protocol (repo info, tree listing with
 pagination, /resolve/ with LFS redirects to a signed CDN URL), its error codes, private and gated repos,
-and injectable faults on file bodies. It is an independent oracle: every hash is computed here with
+and injectable faults on file bodies; for hostile-server tests it also serves crafted tree pages, lying
+bodies and redirect chains (README, "Hostile servers"). It is an independent oracle: every hash is computed here with
 hashlib, never with hfget code. See tests/hub/README.md and /work/shared/HUB-PROTOCOL.md.
 
     python3 tests/hub/hub_emulator.py --repo org/name=DIR [--repo dataset:org/ds@dev=DIR2] ...
@@ -174,7 +175,12 @@ class Repo:
 
 # ------------------------------------------------------------------------------------------- faults
 
-FAULT_KINDS = ("drop", "status", "stall", "flip", "expire")
+FAULT_KINDS = ("drop", "status", "stall", "flip", "expire",
+               # Hostile servers (tests/integration/test_hostile_server.py):
+               "extra", "short", "bad_range", "ignore_range", "redirect")
+BODY_FAULT_KINDS = ("drop", "status", "stall", "flip", "extra", "short", "bad_range", "ignore_range")
+REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+MAX_EXTRA_BYTES = 64 * 1024 * 1024   # bound for "extra" faults
 
 
 @dataclass
@@ -187,7 +193,13 @@ class FaultRule:
     retry_after: int | None = None
     seconds: float = 0.0      # stall
     offset: int = 0           # flip
-    target: str = "body"      # "body": file-body GETs; "resolve": any /resolve/ request (status faults only)
+    target: str = "body"      # "body": file-body GETs; "resolve": any /resolve/ request; "api": /api/ requests
+    extra_bytes: int = 0      # extra: junk bytes sent after the asked range (counted in Content-Length)
+    shift: int = 1            # bad_range: the range served starts this many bytes after (or before) the asked one
+    total_delta: int = 0      # bad_range: added to the complete length in Content-Range
+    location: str = ""        # redirect: Location template ({hub}, {cdn}, {signed}, {signed_q}, {path})
+    hops: int = 1             # redirect: redirects in the chain before Location (the extra ones go through /_hop)
+    redirect_status: int = 302  # redirect: 301, 302, 303, 307 or 308
 
     @staticmethod
     def from_json(raw: dict) -> "FaultRule":
@@ -201,8 +213,17 @@ class FaultRule:
             raise ValueError(f"status fault must be 408, 429 or 5xx, got {rule.status}")
         if rule.kind == "stall" and not 0 < rule.seconds <= MAX_STALL_SECONDS:
             raise ValueError(f"stall seconds must be in (0, {MAX_STALL_SECONDS}]")
-        if rule.target not in ("body", "resolve") or (rule.target == "resolve" and rule.kind != "status"):
+        if rule.target not in ("body", "resolve", "api") or (rule.target == "resolve" and rule.kind != "status"
+                                                               and rule.kind != "redirect"):
             raise ValueError("target must be 'body', or 'resolve' with kind 'status'")
+        if rule.target == "api" and rule.kind not in ("status", "redirect"):
+            raise ValueError("target 'api' takes kind 'status' or 'redirect'")
+        if rule.kind == "redirect" and (rule.target == "body" or not rule.location or rule.hops < 1
+                                        or rule.redirect_status not in REDIRECT_STATUSES):
+            raise ValueError("a redirect needs target 'resolve' or 'api', a location, hops >= 1 and a 3xx "
+                             f"redirect_status in {REDIRECT_STATUSES}")
+        if rule.kind == "extra" and not 0 < rule.extra_bytes <= MAX_EXTRA_BYTES:
+            raise ValueError(f"extra_bytes must be in (0, {MAX_EXTRA_BYTES}]")
         if rule.times == 0 or rule.times < -1:
             raise ValueError("times must be a positive count or -1 (always)")
         return rule
@@ -301,6 +322,7 @@ class HubState:
         self._nonce = itertools.count(1)
         self.used_cdn_urls: set[str] = set()   # for "expire" faults: signed URLs already fetched once
         self.blobs: dict[str, list[RepoFile]] = {}  # sha256 -> files with that content (CDN lookups)
+        self.crafted_trees: dict[str, dict] = {}    # repo key -> {"pages": [...], "first_url": str | None}
         self._load(args)
 
     def _load(self, args: argparse.Namespace) -> None:
@@ -358,6 +380,21 @@ class HubState:
         with self._counter_lock:
             self.request_counts[listener] += 1
 
+    def set_crafted_tree(self, repo_key: str, pages: list[dict] | None) -> None:
+        with self._counter_lock:
+            if pages:
+                self.crafted_trees[repo_key] = {"pages": pages, "first_url": None}
+            else:
+                self.crafted_trees.pop(repo_key, None)
+
+    def crafted_tree(self, repo_key: str, request_target: str, first_page: bool) -> dict | None:
+        """The crafted pages of a repo (None: serve the real tree); records the URL of its first page."""
+        with self._counter_lock:
+            crafted = self.crafted_trees.get(repo_key)
+            if crafted is not None and first_page and crafted["first_url"] is None:
+                crafted["first_url"] = request_target
+            return crafted
+
     def first_use_of_cdn_url(self, url: str) -> bool:
         with self._counter_lock:
             if url in self.used_cdn_urls:
@@ -391,6 +428,35 @@ class HubError(Exception):
     def __init__(self, status: int, message: str, code: str | None = None, headers: dict | None = None):
         super().__init__(message)
         self.status, self.message, self.code, self.headers = status, message, code, headers or {}
+
+
+CRAFTED_PAGE_FIELDS = {"body", "body_b64", "repeat", "status", "next", "headers", "content_length", "close_after",
+                       "comment"}
+
+
+def validate_crafted_pages(pages) -> None:
+    """Check the pages of POST /_emulator/tree-pages (None or [] removes the crafted listing)."""
+    if pages is None:
+        return
+    if not isinstance(pages, list):
+        raise ValueError("'pages' must be a list")
+    for index, page in enumerate(pages):
+        if not isinstance(page, dict):
+            raise ValueError(f"page {index} is not an object")
+        unknown = set(page) - CRAFTED_PAGE_FIELDS
+        if unknown:
+            raise ValueError(f"page {index}: unknown fields {sorted(unknown)}")
+        if sum(k in page for k in ("body", "body_b64", "repeat")) > 1:
+            raise ValueError(f"page {index}: give one of body, body_b64, repeat")
+        following = page.get("next")
+        if following is not None and not (following == "first" or isinstance(following, str)
+                                          or (isinstance(following, int) and 0 <= following < len(pages))):
+            raise ValueError(f"page {index}: 'next' must be a page index, 'first' or a URL")
+        if "repeat" in page and not (isinstance(page["repeat"], dict) and isinstance(page["repeat"].get("count"), int)
+                                     and page["repeat"]["count"] >= 0 and isinstance(page["repeat"].get("unit"), str)):
+            raise ValueError(f"page {index}: 'repeat' needs a 'unit' string and a 'count' >= 0")
+        if not isinstance(page.get("headers", {}), dict):
+            raise ValueError(f"page {index}: 'headers' must be an object")
 
 
 class RangeNotSatisfiable(Exception):
@@ -543,9 +609,13 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
 
         fault = None
         if not head:
-            fault = self.state.faults.take(
-                paths, ("drop", "status", "stall", "flip"),
-                applies=lambda r: r.kind != "flip" or first <= r.offset <= last)
+            def applies(rule: FaultRule) -> bool:
+                if rule.kind == "flip":
+                    return first <= rule.offset <= last
+                if rule.kind == "ignore_range":   # only a Range that starts past byte 0
+                    return byte_range is not None and first > 0
+                return True
+            fault = self.state.faults.take(paths, BODY_FAULT_KINDS, applies=applies)
         if fault and fault.kind == "status":
             self._record["fault"] = "status"
             extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
@@ -553,6 +623,8 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
             return
         if fault:
             self._record["fault"] = fault.kind
+        if fault and fault.kind in ("extra", "short", "bad_range", "ignore_range"):
+            return self._send_hostile_body(f, headers, fault, byte_range, first, last)
 
         self.send_response(206 if byte_range else 200)
         self.send_header("Content-Length", str(length))
@@ -565,6 +637,44 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         if head or length == 0:
             return
         self._stream(f.source, first, length, fault)
+
+    def _send_hostile_body(self, f: RepoFile, headers: dict, fault: FaultRule, byte_range, first: int,
+                           last: int) -> None:
+        """A well-framed answer (Content-Length always matches what is sent) that does not match the request.
+
+        extra: the asked range, then `extra_bytes` junk bytes · short: only `after_bytes` of the asked range,
+        the Content-Range (if any) still claiming all of it · bad_range: a 206 for the range moved by `shift`
+        bytes, with `total_delta` added to the complete length · ignore_range: 200 and the whole file.
+        """
+        status = 206 if byte_range else 200
+        content_range = f"bytes {first}-{last}/{f.size}" if byte_range else None
+        start, count, junk = first, (last - first + 1 if f.size else 0), 0
+        if fault.kind == "extra":
+            junk = fault.extra_bytes
+        elif fault.kind == "short":
+            count = min(count, fault.after_bytes)
+        elif fault.kind == "bad_range":
+            start = max(0, min(first + fault.shift, f.size - 1))
+            end = max(start, min(last + fault.shift, f.size - 1))
+            status, count = 206, end - start + 1
+            content_range = f"bytes {start}-{end}/{f.size + fault.total_delta}"
+        elif fault.kind == "ignore_range":
+            status, content_range, start, count = 200, None, 0, f.size
+        self.send_response(status)
+        self.send_header("Content-Length", str(count + junk))
+        self.send_header("Accept-Ranges", "bytes")
+        if content_range:
+            self.send_header("Content-Range", content_range)
+        for name, value in headers.items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        if count:
+            self._stream(f.source, start, count, None)
+        pattern = b"HOSTILE-EXTRA-BYTES\n"
+        while junk > 0:
+            piece = (pattern * (BODY_CHUNK // len(pattern) + 1))[:min(junk, BODY_CHUNK)]
+            self._write(piece)
+            junk -= len(piece)
 
     def _stream(self, source: Path, first: int, length: int, fault: FaultRule | None) -> None:
         cut = fault.after_bytes if fault and fault.kind in ("drop", "stall") else None
@@ -612,11 +722,47 @@ class HubHandler(BaseHandler):
         self.request_id = uuid.uuid4().hex
         if method not in ("GET", "HEAD"):
             raise HubError(405, "Method not allowed")
+        if url.path == "/_hop":
+            return self._hop(url, head=method == "HEAD")
         if url.path.startswith("/api/"):
+            fault = self.state.faults.take([url.path], ("status", "redirect"), target="api")
+            if fault:
+                self._record["fault"] = fault.kind
+                if fault.kind == "redirect":
+                    return self._redirect(fault, {}, None, head=method == "HEAD")
+                extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+                raise HubError(fault.status, f"injected {fault.status}", headers=extra)
             return self._api(url, head=method == "HEAD")
         if "/resolve/" in url.path:
             return self._resolve(url, head=method == "HEAD")
         raise HubError(404, "Sorry, we can't find the page you are looking for.")
+
+    # -- redirects (hostile servers) ------------------------------------------------------------------
+
+    def _redirect(self, fault: FaultRule, headers: dict, f: RepoFile | None, head: bool) -> None:
+        """Answer a "redirect" fault: `hops` redirects in all (through /_hop), the last to `location`."""
+        signed = self.state.signed_cdn_url(f.sha256) if f is not None and f.lfs else ""
+        location = (fault.location.replace("{hub}", self._base_url()).replace("{cdn}", self.state.cdn_url)
+                    .replace("{signed_q}", quote(signed, safe="")).replace("{signed}", signed)
+                    .replace("{path}", quote(f.path) if f is not None else ""))
+        if fault.hops > 1:
+            location = f"{self._base_url()}/_hop?{urlencode({'n': fault.hops - 2, 'to': location})}"
+        body = f"Redirecting to {location}".encode("utf-8", "replace")
+        self._send_bytes(fault.redirect_status, body, "text/plain; charset=utf-8", {**headers, "Location": location},
+                         head)
+
+    def _hop(self, url, head: bool) -> None:
+        """GET /_hop?n=N&to=URL: N more hops through /_hop, then to URL. /_hop?loop=a|b: a → b → a → … forever."""
+        query = parse_qs(url.query)
+        loop = query.get("loop", [""])[0]
+        if loop:
+            location = f"{self._base_url()}/_hop?loop={'b' if loop == 'a' else 'a'}"
+        else:
+            remaining = int(query.get("n", ["0"])[0] or 0)
+            target = query.get("to", [""])[0]
+            location = (f"{self._base_url()}/_hop?{urlencode({'n': remaining - 1, 'to': target})}"
+                        if remaining > 0 else target)
+        self._send_bytes(302, b"hop", "text/plain", {"Location": location}, head)
 
     def end_headers(self):
         if hasattr(self, "request_id"):
@@ -675,7 +821,9 @@ class HubHandler(BaseHandler):
 
     def _base_url(self) -> str:
         host = self.headers.get("Host") or "%s:%d" % self.server.server_address[:2]
-        return f"http://{host}"
+        # Behind a TLS reverse proxy (tests/integration/test_tls.py) absolute links must say https.
+        scheme = "https" if self.headers.get("X-Forwarded-Proto", "").lower() == "https" else "http"
+        return f"{scheme}://{host}"
 
     # -- /api ---------------------------------------------------------------------------------------
 
@@ -720,6 +868,9 @@ class HubHandler(BaseHandler):
     def _tree(self, repo: Repo, revision: str, sub_path: str, url, head: bool) -> None:
         commit = self._commit(repo, revision)
         query = parse_qs(url.query)
+        crafted = self.state.crafted_tree(repo.key, self.path, first_page="_page" not in query)
+        if crafted is not None:
+            return self._crafted_tree_page(crafted, url, query, head)
         recursive = query.get("recursive", ["false"])[0].lower() in ("true", "1")
         entries = commit.tree_entries
         if sub_path:
@@ -739,6 +890,70 @@ class HubHandler(BaseHandler):
                 json.dumps({"offset": start + self.state.page_size}).encode()).decode()
             headers["Link"] = f'<{self._base_url()}{url.path}?{urlencode(next_query)}>; rel="next"'
         self._send_json(200, page, headers, head=head)
+
+    def _crafted_tree_page(self, crafted: dict, url, query: dict, head: bool) -> None:
+        """Serve page `_page` (default 0) of a crafted listing verbatim (POST /_emulator/tree-pages)."""
+        raw_index = query.get("_page", ["0"])[0]
+        pages = crafted["pages"]
+        if not raw_index.isdigit() or int(raw_index) >= len(pages):
+            raise HubError(404, f"no crafted tree page {raw_index!r}")
+        page = pages[int(raw_index)]
+        headers = {"Content-Type": "application/json; charset=utf-8", **page.get("headers", {})}
+        following = page.get("next")
+        if following is not None:
+            if following == "first":
+                link = self._base_url() + (crafted["first_url"] or self.path)
+            elif isinstance(following, int):
+                next_query = {k: v[0] for k, v in query.items() if k != "_page"}
+                next_query["_page"] = str(following)
+                link = f"{self._base_url()}{url.path}?{urlencode(next_query)}"
+            else:
+                link = following.replace("{hub}", self._base_url())
+            headers["Link"] = f'<{link}>; rel="next"'
+        if "repeat" in page:
+            repeat = page["repeat"]
+            prefix, unit, suffix = (repeat.get(k, "").encode() for k in ("prefix", "unit", "suffix"))
+            count = int(repeat["count"])
+            length = len(prefix) + len(unit) * count + len(suffix)
+            parts = None
+        else:
+            body = base64.b64decode(page["body_b64"]) if "body_b64" in page else page.get("body", "").encode()
+            length, parts = len(body), [body]
+        promised = page.get("content_length", length)
+        close_after = page.get("close_after")   # send this many bytes, then close (a truncated transfer)
+        self.send_response(page.get("status", 200))
+        self.send_header("Content-Length", str(promised))
+        for name, value in headers.items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        if head:
+            return
+        budget = min(length, close_after if close_after is not None else length, promised)
+        if parts is None:
+            block_units = max(1, BODY_CHUNK // max(1, len(unit)))
+
+            def generate():
+                yield prefix
+                left = count
+                while left > 0:
+                    take = min(block_units, left)
+                    yield unit * take
+                    left -= take
+                yield suffix
+            parts = generate()
+        for part in parts:
+            if budget <= 0:
+                break
+            piece = part[:budget]
+            self._write(piece)
+            budget -= len(piece)
+        if close_after is not None or promised != length:
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     @staticmethod
     def _decode_cursor(cursor: str | None) -> int:
@@ -779,7 +994,13 @@ class HubHandler(BaseHandler):
         if f is None:
             raise HubError(404, "Entry not found", "EntryNotFound", {"X-Repo-Commit": commit.sha})
 
-        fault = self.state.faults.take([path], ("status",), target="resolve")
+        fault = self.state.faults.take([path], ("status", "redirect"), target="resolve")
+        if fault and fault.kind == "redirect":
+            self._record["fault"] = "redirect"
+            headers = {"X-Repo-Commit": commit.sha}
+            if f.lfs:
+                headers.update({"X-Linked-Etag": f'"{f.sha256}"', "X-Linked-Size": f.size})
+            return self._redirect(fault, headers, f, head)
         if fault:
             self._record["fault"] = "status"
             extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
@@ -851,6 +1072,26 @@ class HubHandler(BaseHandler):
             return self._send_json(200, {"ok": True, "rules": len(rules)})
         if route == ("DELETE", "/_emulator/faults"):
             state.faults.set([])
+            return self._send_json(200, {"ok": True})
+        if route == ("POST", "/_emulator/tree-pages"):
+            try:
+                raw = json.loads(self._drain_request_body() or b"{}")
+                repo_type, repo_id, _, _ = parse_repo_spec(str(raw.get("repo", "")) + "=x", branch_allowed=False)
+                pages = raw.get("pages")
+                validate_crafted_pages(pages)
+            except (ValueError, TypeError, AttributeError, SystemExit) as error:
+                raise HubError(400, f"bad crafted tree: {error}") from None
+            if (repo_type, repo_id) not in state.repos:
+                raise HubError(400, f"bad crafted tree: no repo {repo_type}:{repo_id}")
+            state.set_crafted_tree(f"{repo_type}:{repo_id}", pages)
+            return self._send_json(200, {"ok": True, "pages": len(pages or [])})
+        if route == ("GET", "/_emulator/tree-pages"):
+            with state._counter_lock:
+                return self._send_json(200, {key: {"pages": len(c["pages"]), "first_url": c["first_url"]}
+                                             for key, c in state.crafted_trees.items()})
+        if route == ("DELETE", "/_emulator/tree-pages"):
+            with state._counter_lock:
+                state.crafted_trees.clear()
             return self._send_json(200, {"ok": True})
         raise HubError(404, f"no control endpoint {method} {url.path}")
 

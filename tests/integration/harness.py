@@ -283,6 +283,86 @@ http {{
                 pass
 
 
+class TlsProxy:
+    """nginx terminating TLS on 127.0.0.1 in front of an http upstream (the emulator), for test_tls.py.
+
+    Location and Link headers pass through unchanged (proxy_redirect off); the upstream is told the scheme
+    (X-Forwarded-Proto) so that the absolute links it makes itself say https.
+    """
+
+    def __init__(self, workdir: Path, cert: Path, key: Path, upstream: str, host: str = "127.0.0.1") -> None:
+        self.workdir, self.cert, self.key, self.upstream, self.host = workdir, cert, key, upstream, host
+        self.access_log = workdir / "access.log"
+        self.port = 0
+        self._process: ManagedProcess | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.host}:{self.port}"
+
+    def _config(self) -> str:
+        temp_paths = "\n".join(f"    {kind}_temp_path {self.workdir / kind};"
+                               for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        user = "user root;\n" if os.geteuid() == 0 else ""
+        return f"""daemon off;
+master_process on;
+worker_processes 1;
+pid {self.workdir / 'nginx.pid'};
+error_log {self.workdir / 'error.log'} warn;
+{user}events {{ worker_connections 256; }}
+http {{
+    log_format hfget '{NGINX_LOG_FORMAT}';
+    access_log {self.access_log} hfget;
+{temp_paths}
+    server {{
+        listen {self.host}:{self.port} ssl;
+        server_name _;
+        ssl_certificate {self.cert};
+        ssl_certificate_key {self.key};
+        location / {{
+            proxy_pass {self.upstream};
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-Proto https;
+            proxy_redirect off;
+            proxy_buffering off;
+        }}
+    }}
+}}
+"""
+
+    def start(self) -> None:
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        for attempt in range(5):
+            self.port = unused_port(self.host)
+            conf = self.workdir / "nginx.conf"
+            conf.write_text(self._config())
+            self._process = ManagedProcess([nginx, "-p", str(self.workdir), "-e", str(self.workdir / "error.log"),
+                                            "-c", str(conf)], f"nginx-tls-{attempt}", self.workdir)
+            try:
+                wait_until(lambda: not self._process.running() or _accepts_connections(self.host, self.port),
+                           START_TIMEOUT, what="the TLS proxy to listen")
+            except TimeoutError:
+                self._process.stop()
+                raise
+            if self._process.running():
+                return
+            errors = (self.workdir / "error.log").read_text(errors="replace") + self._process.output()
+            if "Address already in use" not in errors:
+                raise RuntimeError(f"nginx (TLS) failed to start:\n{errors}")
+        raise RuntimeError("nginx (TLS): no free port after 5 attempts")
+
+    def stop(self) -> None:
+        if self._process:
+            self._process.stop()
+            self._process = None
+
+    def access_log_text(self) -> str:
+        return self.access_log.read_text(errors="replace") if self.access_log.exists() else ""
+
+
 # ----------------------------------------------------------------------------------------------- Hub
 
 @dataclass
@@ -312,7 +392,8 @@ class Hub:
                  gated: dict[str, str | None] | None = None, tokens: list[str] | tuple = (),
                  tags: dict[str, str] | None = None, page_size: int | None = None, limit_rate: str | None = None,
                  body_rate: int | None = None, gzip_text: bool = False, faults: list[dict] | None = None,
-                 url_ttl: int | None = None, nginx_workers: int = 1, extra_args: list[str] | tuple = ()) -> None:
+                 url_ttl: int | None = None, nginx_workers: int = 1, extra_args: list[str] | tuple = (),
+                 tls: tuple[str | Path, str | Path] | None = None) -> None:
         if cdn not in ("nginx", "emulator"):
             raise ValueError("cdn must be 'nginx' or 'emulator'")
         self.repos, self.cdn = dict(repos), cdn
@@ -324,6 +405,10 @@ class Hub:
         self.url = self.cdn_url = ""
         self._nginx: Nginx | None = None
         self._emulator: ManagedProcess | None = None
+        # tls=(cert.pem, key.pem): also serve the Hub over https at self.https_url (nginx, see TlsProxy).
+        self._tls_files = tls
+        self.tls_proxy: TlsProxy | None = None
+        self.https_url = ""
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -387,12 +472,17 @@ class Hub:
             raise RuntimeError(f"hub emulator failed to start:\n{self._emulator.output()}")
         ready = json.loads(ready_file.read_text())
         self.url, self.cdn_url = ready["hub"], ready["cdn"]
+        if self._tls_files:
+            cert, key = self._tls_files
+            self.tls_proxy = TlsProxy(self.tmp / "nginx-tls", Path(cert), Path(key), self.url)
+            self.tls_proxy.start()
+            self.https_url = self.tls_proxy.url
 
     def stop(self) -> None:
-        for server in (self._emulator, self._nginx):
+        for server in (self.tls_proxy, self._emulator, self._nginx):
             if server:
                 server.stop()
-        self._emulator = self._nginx = None
+        self._emulator = self._nginx = self.tls_proxy = None
         if self.tmp and os.environ.get("HFGET_KEEP_TEST_DIRS") != "1":
             shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -451,6 +541,16 @@ class Hub:
 
     def clear_faults(self) -> None:
         self._control("DELETE", "/_emulator/faults")
+
+    def set_tree_pages(self, repo: str, pages: list[dict] | None) -> None:
+        """Serve these crafted pages verbatim as repo's tree listing (None: the real listing again).
+
+        See tests/hub/README.md, "Hostile servers", for the page fields (body, repeat, next, ...).
+        """
+        self._control("POST", "/_emulator/tree-pages", {"repo": repo, "pages": pages})
+
+    def clear_tree_pages(self) -> None:
+        self._control("DELETE", "/_emulator/tree-pages")
 
     def stats(self) -> dict:
         return self._control("GET", "/_emulator/stats")
