@@ -47,6 +47,8 @@ struct DownloadOptions {
 
 /// hfget's folder for the target of `options` (records, state file, detached log, target lock).
 std::filesystem::path state_dir_for(const DownloadOptions& options);
+/// Creates the target and its state folder, refusing a symlink on the way (Error naming it); returns the folder.
+std::filesystem::path prepare_state_dir(const DownloadOptions& options);
 /// The PID of the hfget download holding the target's lock, if one does.
 std::optional<long> target_holder(const DownloadOptions& options);
 

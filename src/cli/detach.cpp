@@ -50,8 +50,6 @@ int report_daemon(int read_end, pid_t first_child, const std::filesystem::path& 
 }  // namespace
 
 std::optional<int> detach_into_background(const std::filesystem::path& log, const std::filesystem::path& state_dir) {
-  std::error_code error;
-  std::filesystem::create_directories(log.parent_path(), error);
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw Error(ErrorCode::kInternal, fmt::format("cannot detach: pipe: {}", std::strerror(errno)));

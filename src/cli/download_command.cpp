@@ -85,6 +85,9 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   if (flags.stall_timeout_seconds < 1) throw Error(ErrorCode::kUsage, "--stall-timeout must be at least 1 second");
   options.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
   options.retry_base_delay = env.retry_base_delay;
+  if (!flags.ca_bundle.empty() && !std::filesystem::is_regular_file(flags.ca_bundle)) {
+    throw Error(ErrorCode::kUsage, "--ca-bundle: no such file: " + flags.ca_bundle);
+  }
   options.ca_bundle = flags.ca_bundle.empty() ? env.ca_bundle
                                               : std::optional<std::filesystem::path>(std::filesystem::absolute(flags.ca_bundle));
   options.ca_path = env.ca_path;
@@ -162,7 +165,7 @@ std::vector<std::unique_ptr<ProgressView>> make_views(const DownloadFlags& flags
   if (log_file_writer) views.push_back(make_log_line_view(*log_file_writer, interval, /*report_outcome=*/true));
   const std::string target = options.local_dir ? options.local_dir->string() : options.cache_dir.string();
   views.push_back(make_state_file_view(state_file_path(state_dir_for(options)), options.repo.name, options.revision,
-                                       target));
+                                       target, flags.detach));
   return views;
 }
 
@@ -283,7 +286,7 @@ DownloadCommand add_download_command(CLI::App& app) {
   result.detach_if_requested = [command, flags]() -> std::optional<int> {
     if (!command->parsed() || !flags->detach || flags->dry_run) return std::nullopt;
     const DownloadOptions options = to_options(*flags, HubEnvironment::from_process_environment());
-    const std::filesystem::path state_dir = state_dir_for(options);
+    const std::filesystem::path state_dir = prepare_state_dir(options);
     // Refused now rather than in the background, where only the log would say so.
     if (!options.wait_for_lock) {
       if (const std::optional<long> holder = target_holder(options)) {

@@ -25,8 +25,10 @@ std::optional<nlohmann::json> read_json(const std::filesystem::path& path) {
 
 class StateFileView final : public ProgressView {
  public:
-  StateFileView(std::filesystem::path path, std::string repo, std::string revision, std::string target)
-      : path_(std::move(path)),
+  StateFileView(std::filesystem::path path, std::string repo, std::string revision, std::string target,
+                bool detached)
+      : detached_(detached),
+        path_(std::move(path)),
         repo_(std::move(repo)),
         revision_(std::move(revision)),
         target_(std::move(target)),
@@ -42,11 +44,12 @@ class StateFileView final : public ProgressView {
   void event(const ProgressEvent& event, const ProgressSnapshot& snapshot) override {
     if (event.kind == ProgressEvent::Kind::kPlan) tick(snapshot);
   }
-  // A run that failed before it held the lock (repo not found, say) records its outcome only where a state
-  // folder already exists (a --detach launch made it), and never over the state of another live download.
+  // A run that failed before it held the lock (repo not found, say) records its outcome only when it was
+  // launched with --detach (whose launcher made the folder safely and told the user to `wait`), and never
+  // over the state of another live download.
   void finish(const ProgressSnapshot& snapshot, const ProgressOutcome& outcome) override {
     if (!snapshot.planned) {
-      if (!std::filesystem::exists(path_.parent_path())) return;
+      if (!detached_) return;
       const std::optional<DownloadState> current = read_state_file(path_);
       if (current && current->state == "running" && current->pid != ::getpid() && process_alive(current->pid)) return;
     }
@@ -83,6 +86,7 @@ class StateFileView final : public ProgressView {
     }
   }
 
+  bool detached_;
   std::filesystem::path path_;
   std::string repo_;
   std::string revision_;
@@ -119,7 +123,6 @@ std::optional<long> read_detached_pid(const std::filesystem::path& state_dir) {
 }
 
 void write_detached_pid(const std::filesystem::path& state_dir, long pid) {
-  std::filesystem::create_directories(state_dir);
   util::write_file_atomically(detached_file_path(state_dir),
                               nlohmann::json({{"pid", pid}, {"started_at", utc_timestamp()}}).dump() + "\n");
 }
@@ -137,8 +140,9 @@ bool process_alive(long pid) {
 }
 
 std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, std::string repo, std::string revision,
-                                                   std::string target) {
-  return std::make_unique<StateFileView>(std::move(path), std::move(repo), std::move(revision), std::move(target));
+                                                   std::string target, bool detached) {
+  return std::make_unique<StateFileView>(std::move(path), std::move(repo), std::move(revision), std::move(target),
+                                         detached);
 }
 
 }  // namespace hfget::cli

@@ -43,10 +43,14 @@ std::optional<std::string> resolve_reference(const std::string& base, const std:
   return get_part(handle.get(), CURLUPART_URL);
 }
 
-bool same_host(const std::string& a, const std::string& b) {
+bool same_origin(const std::string& a, const std::string& b) {
   const std::optional<UrlParts> left = parse_url(a);
   const std::optional<UrlParts> right = parse_url(b);
-  return left && right && left->host == right->host;
+  const auto port = [](const UrlParts& url) {
+    if (!url.port.empty()) return url.port;
+    return std::string(url.scheme == "https" ? "443" : "80");
+  };
+  return left && right && left->scheme == right->scheme && left->host == right->host && port(*left) == port(*right);
 }
 
 }  // namespace hfget::http

@@ -19,7 +19,8 @@ std::optional<UrlParts> parse_url(const std::string& url);
 /// `relative` resolved against `base` (RFC 3986), e.g. a relative Location header. nullopt if invalid.
 std::optional<std::string> resolve_reference(const std::string& base, const std::string& relative);
 
-/// True when both URLs name the same host (the port may differ): the token goes to the endpoint's host only.
-bool same_host(const std::string& a, const std::string& b);
+/// True when both URLs have the same scheme, host and port: the token goes to the endpoint's origin only,
+/// so neither another port of the same machine nor plain http after https ever receives it.
+bool same_origin(const std::string& a, const std::string& b);
 
 }  // namespace hfget::http

@@ -20,6 +20,7 @@
 namespace hfget::hub {
 namespace {
 
+// A page of 1000 entries is ~300 KB; this leaves room for pages a hundred times larger.
 constexpr std::size_t kMaxJsonBytes = 64 * 1024 * 1024;
 constexpr int kMaxPages = 100'000;
 constexpr int kMaxRedirects = 10;
@@ -56,7 +57,7 @@ HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& firs
     http::RequestSpec spec;
     spec.url = url;
     spec.extra_headers.emplace_back("Accept: application/json");
-    if (http::same_host(url, settings_.endpoint)) spec.bearer_token = &settings_.token;
+    if (http::same_origin(url, settings_.endpoint)) spec.bearer_token = &settings_.token;
     http::HttpResponse response = request_.get(spec, sink, stop_);
     spdlog::debug("GET {} -> HTTP {} {}", url, response.status, response.failure_message);
     if (sink.overflowed()) {
@@ -110,8 +111,8 @@ std::vector<RemoteFile> HubClient::list_files(const RepoId& repo, const std::str
   for (int page = 0; url; ++page) {
     if (page >= kMaxPages) throw Error(ErrorCode::kNetwork, "the Hub's tree listing has too many pages");
     if (!visited.insert(*url).second) throw Error(ErrorCode::kNetwork, "the Hub's tree listing pages loop");
-    if (!http::same_host(*url, settings_.endpoint)) {
-      throw Error(ErrorCode::kNetwork, "the Hub's tree listing points to another host for its next page");
+    if (!http::same_origin(*url, settings_.endpoint)) {
+      throw Error(ErrorCode::kNetwork, "the Hub's tree listing points to another server for its next page");
     }
     JsonAnswer answer = get_json(*url, commit, repo);
     std::vector<RemoteFile> page_files = parse_tree_page(answer.body);

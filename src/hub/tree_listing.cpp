@@ -75,17 +75,38 @@ RemoteFile parse_file_entry(const json& entry) {
 }  // namespace
 
 std::vector<RemoteFile> parse_tree_page(const std::string& json_text) {
-  const json page = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  // Parsed entry by entry: each object of the top-level array is turned into a RemoteFile as soon as it is
+  // complete and then dropped, so memory follows the files listed, never the size or shape of the body (a
+  // hostile page of 60 MB of numbers or ten million nested brackets costs nothing to refuse).
+  constexpr int kMaxDepth = 6;
+  std::vector<RemoteFile> files;
+  const json::parser_callback_t on_event = [&](int depth, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (depth > kMaxDepth) malformed("the body is nested too deeply");
+        return true;
+      case json::parse_event_t::value:
+        if (depth == 1) malformed("an entry is not an object");
+        return true;
+      case json::parse_event_t::array_end:
+        if (depth == 1) malformed("an entry is not an object");
+        return true;
+      case json::parse_event_t::object_end: {
+        if (depth != 1) return depth > 0;  // depth 0: the top level is an object, refused below
+        const auto type = parsed.find("type");
+        if (type == parsed.end() || !type->is_string()) malformed("an entry has no type");
+        // Directories (and anything newer) carry no bytes to fetch.
+        if (*type == "file") files.push_back(parse_file_entry(parsed));
+        return false;  // drop the entry: it is in `files` now
+      }
+      case json::parse_event_t::key: return true;
+    }
+    return true;
+  };
+  const json page = json::parse(json_text, on_event, /*allow_exceptions=*/false);
   if (page.is_discarded()) malformed("the body is not valid JSON");
   if (!page.is_array()) malformed("the body is not a JSON array");
-  std::vector<RemoteFile> files;
-  for (const json& entry : page) {
-    if (!entry.is_object()) malformed("an entry is not an object");
-    const auto type = entry.find("type");
-    if (type == entry.end() || !type->is_string()) malformed("an entry has no type");
-    if (*type != "file") continue;  // directories (and anything newer) carry no bytes to fetch
-    files.push_back(parse_file_entry(entry));
-  }
   return files;
 }
 

@@ -146,6 +146,30 @@ std::uint64_t Layout::partial_bytes(const RemoteFile& file) const {
   return std::min(static_cast<std::uint64_t>(info.st_size), file.size);
 }
 
+void Layout::check_paths(const std::vector<RemoteFile>& files) const {
+  const std::filesystem::path root = snapshot_path();
+  for (const RemoteFile& file : files) {
+    std::filesystem::path current = root;
+    for (const std::filesystem::path& component : std::filesystem::path(file.path)) {
+      current /= component;
+      struct stat info {};
+      if (::lstat(current.c_str(), &info) != 0) break;  // nothing there yet: it will be created as a folder
+      const bool last = current == root / file.path;
+      if (S_ISLNK(info.st_mode) && !last) {
+        throw Error(ErrorCode::kInternal,
+                    fmt::format("{}: '{}' is a symlink; refusing to write through it", file.path, current.string()),
+                    current);
+      }
+      if (last ? S_ISDIR(info.st_mode) : !S_ISDIR(info.st_mode)) {
+        throw Error(ErrorCode::kInternal,
+                    fmt::format("{}: '{}' is in the way (expected a {})", file.path, current.string(),
+                                last ? "file" : "folder"),
+                    current);
+      }
+    }
+  }
+}
+
 std::filesystem::path Layout::journal_path(const RemoteFile& file) const {
   // blobs/<etag>.hfget-journal, or download/<dir>/<name>.<etag16>.hfget-journal.
   return std::filesystem::path(partial_path(file)).replace_extension(".hfget-journal");

@@ -23,6 +23,10 @@ class Layout {
 
   /// The path printed on success: snapshots/<commit> in the cache, the local dir itself otherwise.
   virtual std::filesystem::path snapshot_path() const = 0;
+  /// Before anything is written: refuses (Error naming the path) when a folder on the way to a file is a
+  /// symlink or not a folder, or a file's final path is a folder. A symlink placed there could lead writes
+  /// outside the target.
+  void check_paths(const std::vector<RemoteFile>& files) const;
   /// Creates the folders and marker files (CACHEDIR.TAG, .gitignore) and records the commit: refs/<revision>,
   /// trees/<commit>.json with the complete listing, and hfget's record of the selected paths.
   virtual void prepare(const Snapshot& snapshot, const std::vector<RemoteFile>& selected,

@@ -165,12 +165,8 @@ std::filesystem::path target_root(const DownloadOptions& options) {
   return options.local_dir ? *options.local_dir : options.cache_dir;
 }
 
-// The target lock's folder must exist before the lock can be taken, and before anything is downloaded.
 store::TargetLock lock_target(const DownloadOptions& options, ProgressSink& progress, const std::stop_token& stop) {
-  const std::filesystem::path root = target_root(options);
-  std::filesystem::create_directories(root);
-  store::create_directories_within(root, std::filesystem::relative(state_dir_for(options), root));
-  return store::TargetLock::acquire(state_dir_for(options), options.wait_for_lock, stop,
+  return store::TargetLock::acquire(prepare_state_dir(options), options.wait_for_lock, stop,
                                     [&](std::optional<long> pid) { progress.on_waiting_for_target(pid); });
 }
 
@@ -179,6 +175,14 @@ store::TargetLock lock_target(const DownloadOptions& options, ProgressSink& prog
 std::filesystem::path state_dir_for(const DownloadOptions& options) {
   return options.local_dir ? store::state_dir_in_local_dir(*options.local_dir)
                            : store::state_dir_in_cache(options.cache_dir, options.repo);
+}
+
+std::filesystem::path prepare_state_dir(const DownloadOptions& options) {
+  const std::filesystem::path root = target_root(options);
+  std::filesystem::create_directories(root);
+  const std::filesystem::path state_dir = state_dir_for(options);
+  store::create_directories_within(root, state_dir.lexically_relative(root));
+  return state_dir;
 }
 
 std::optional<long> target_holder(const DownloadOptions& options) {
@@ -211,6 +215,7 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
 
   // Files already complete on disk cost no request: a re-run does the listing and nothing else.
   const std::unique_ptr<store::Layout> layout = open_layout(options, snapshot.commit);
+  layout->check_paths(selected);
   DownloadReport report;
   report.commit = snapshot.commit;
   report.snapshot_path = layout->snapshot_path();

@@ -111,9 +111,9 @@ void RangeFetcher::fetch(RangeTask& task) {
         spec.range_from = task.position.load();
         spec.range_last = task.end.load() - 1;
       }
-      if (http::same_host(url, settings_.endpoint)) spec.bearer_token = settings_.token;
+      if (http::same_origin(url, settings_.endpoint)) spec.bearer_token = settings_.token;
       response = request_.get(spec, sink, stop_);
-      spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path, http::same_host(url, settings_.endpoint) ? url : "CDN",
+      spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path, http::same_origin(url, settings_.endpoint) ? url : "CDN",
                     spec.range_from.value_or(0), spec.range_last.value_or(0), describe(response));
       const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
                                response.status < 400 && !response.redirect_url.empty();
@@ -124,7 +124,7 @@ void RangeFetcher::fetch(RangeTask& task) {
       }
       url = response.redirect_url;
       // Only a redirect to another host is a signed CDN URL worth sharing; the token never follows it.
-      if (!http::same_host(url, settings_.endpoint)) job.set_cdn_url(url);
+      if (!http::same_origin(url, settings_.endpoint)) job.set_cdn_url(url);
     }
     if (sink.received() > 0) retrier.note_progress();
     if (response.failure == http::TransportFailure::kCancelled || stop_.stop_requested()) {

@@ -131,11 +131,8 @@ class TlsTrustTest(TlsTestBase):
         self.assertDownloaded(*self.download("--ca-bundle", self.pki["ca"],
                                              env={"CURL_CA_BUNDLE": wrong, "SSL_CERT_FILE": wrong}))
 
-    @known_bug
     def test_a_missing_ca_bundle_file_is_an_error(self):
-        # BUG: `--ca-bundle /no/such/file` fails only at the first request, with libcurl's "Problem with the SSL
-        # CA cert (path? access rights?) (a private CA? see --ca-bundle)": the file is not named and the advice
-        # is to use the flag that was used. Expected: the path named (ideally checked up front, exit 2).
+        # Checked up front, naming the file (exit 2).
         result, cache = self.download("--ca-bundle", self.hub.tmp / "no-such-ca.pem")
         self.assertNotEqual(result.code, 0, result.describe())
         self.assertIn("no-such-ca.pem", result.stderr, "the message names the file")
@@ -156,11 +153,8 @@ class TlsTrustTest(TlsTestBase):
         self.assertExit(result, 7)
         self.assertEqual(len([l for l in result.stderr.splitlines() if l.startswith("hfget: error:")]), 1)
 
-    @known_bug
     def test_token_not_sent_over_plain_http_after_a_redirect(self):
-        # BUG: the token follows a redirect from https://127.0.0.1:A to http://127.0.0.1:B (same host, so
-        # http::same_host() says yes): `Authorization: Bearer` goes in cleartext to another port. Credentials
-        # should only follow the same scheme, host and port (the origin).
+        # From https://127.0.0.1:A to http://127.0.0.1:B is another origin: the token never goes in cleartext.
         collector = Collector("127.0.0.1")
         self.addCleanup(collector.stop)
         self.hub.set_faults([{"path": "*.safetensors", "kind": "redirect", "target": "resolve", "times": -1,

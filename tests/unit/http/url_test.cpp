@@ -63,26 +63,30 @@ TEST(ResolveReference, IsNulloptForAnInvalidBase) {
   EXPECT_EQ(resolve_reference("not a url", "/x"), std::nullopt);
 }
 
-TEST(SameHost, IgnoresPortAndCase) {
-  EXPECT_TRUE(same_host("https://huggingface.co/a", "https://HUGGINGFACE.co:443/b"));
-  EXPECT_TRUE(same_host("http://127.0.0.1:8080/a", "http://127.0.0.1:9090/b"));
-  EXPECT_TRUE(same_host("http://hub.local/a", "https://hub.local/b"));
+TEST(SameOrigin, IgnoresCaseAndDefaultPorts) {
+  EXPECT_TRUE(same_origin("https://huggingface.co/a", "https://HUGGINGFACE.co:443/b"));
+  EXPECT_TRUE(same_origin("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b?x=1"));
 }
 
-TEST(SameHost, TellsDifferentHostsApart) {
-  EXPECT_FALSE(same_host("https://huggingface.co/a", "https://cdn-lfs.huggingface.co/a"));
-  EXPECT_FALSE(same_host("https://huggingface.co/a", "https://huggingface.co.evil.example/a"));
-  EXPECT_FALSE(same_host("http://127.0.0.1:8080/a", "http://localhost:8080/a"));
+TEST(SameOrigin, TellsOtherPortsAndSchemesApart) {
+  EXPECT_FALSE(same_origin("http://127.0.0.1:8080/a", "http://127.0.0.1:9090/b"));
+  EXPECT_FALSE(same_origin("https://hub.local/a", "http://hub.local/b")) << "never the token in cleartext";
 }
 
-TEST(SameHost, IsNotFooledByUserinfo) {
-  EXPECT_FALSE(same_host("https://huggingface.co/a", "https://huggingface.co@evil.example/a"));
-  EXPECT_FALSE(same_host("https://huggingface.co/a", "https://huggingface.co:pw@evil.example/a"));
+TEST(SameOrigin, TellsDifferentHostsApart) {
+  EXPECT_FALSE(same_origin("https://huggingface.co/a", "https://cdn-lfs.huggingface.co/a"));
+  EXPECT_FALSE(same_origin("https://huggingface.co/a", "https://huggingface.co.evil.example/a"));
+  EXPECT_FALSE(same_origin("http://127.0.0.1:8080/a", "http://localhost:8080/a"));
 }
 
-TEST(SameHost, IsFalseWhenEitherUrlIsInvalid) {
-  EXPECT_FALSE(same_host("https://huggingface.co/a", "garbage"));
-  EXPECT_FALSE(same_host("", ""));
+TEST(SameOrigin, IsNotFooledByUserinfo) {
+  EXPECT_FALSE(same_origin("https://huggingface.co/a", "https://huggingface.co@evil.example/a"));
+  EXPECT_FALSE(same_origin("https://huggingface.co/a", "https://huggingface.co:pw@evil.example/a"));
+}
+
+TEST(SameOrigin, IsFalseWhenEitherUrlIsInvalid) {
+  EXPECT_FALSE(same_origin("https://huggingface.co/a", "garbage"));
+  EXPECT_FALSE(same_origin("", ""));
 }
 
 }  // namespace
