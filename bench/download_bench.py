@@ -32,7 +32,9 @@ and the body bytes they sent, as a multiple of the model's size; the CPU the ser
 used and the CPU anything else on the machine used meanwhile (noise); the time relative to hfget's.
 Every tool runs --repeat times (default 3, round-robin, except that a tool whose first run took longer than
 --repeat-limit seconds runs once: those are bound by the rate cap, not by noise); the row shows the run with
-the median wall time, and the spread column the fastest and slowest.
+the median wall time, and the spread column the fastest and slowest. Before each run it waits (at most
+--idle-wait seconds) for the machine to be idle, so that others' builds do not land in the numbers; the
+`other` column says how much CPU something else still used during the run.
 
 hfget also gets, in the unlimited scenario, a no-op re-run on the complete download (it must send only the
 revision and listing requests), and in the capped scenario a resume: SIGKILL once about half the bytes are on
@@ -123,6 +125,21 @@ def busy_cpu_seconds() -> float:
         fields = [int(v) for v in stat.readline().split()[1:]]
     user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
     return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS
+
+
+def wait_for_idle(max_wait: float, threshold: float = 0.15) -> float:
+    """Wait (at most max_wait seconds) until the machine has been idle for 2 s in a row: less than `threshold`
+    CPU-seconds busy per second, whoever is busy. Returns the seconds waited. Other people's builds and tests
+    on a shared 2-core machine would otherwise land in the measurement (the `other` column shows what did)."""
+    started = time.monotonic()
+    quiet = 0
+    previous = busy_cpu_seconds()
+    while quiet < 2 and time.monotonic() - started < max_wait:
+        time.sleep(1.0)
+        current = busy_cpu_seconds()
+        quiet = quiet + 1 if current - previous < threshold else 0
+        previous = current
+    return time.monotonic() - started
 
 
 def group_cpu_seconds(groups: set[int]) -> float:
@@ -369,7 +386,10 @@ class Bench:
         try:
             argv, env, target = self.command(tool, hub, run_dir)
             hub.reset_logs()
-            print(f"[{scenario}] {tool} #{repeat + 1}: {' '.join(argv[:6])} ...", file=sys.stderr, flush=True)
+            os.sync()
+            waited = wait_for_idle(self.args.idle_wait) if self.args.idle_wait > 0 else 0.0
+            print(f"[{scenario}] {tool} #{repeat + 1}: {' '.join(argv[:6])} ..."
+                  + (f" (waited {waited:.0f}s for an idle machine)" if waited >= 3 else ""), file=sys.stderr, flush=True)
             try:
                 measured = run_measured(argv, env=env, timeout=self.timeout, log_dir=self.logs, name=name,
                                         servers=server_groups(hub))
@@ -422,6 +442,8 @@ class Bench:
             env = harness.clean_hfget_env(home, hub.url)
             hub.reset_logs()
             os.sync()
+            if self.args.idle_wait > 0:
+                wait_for_idle(self.args.idle_wait)
             with open(self.logs / "resume-killed.stderr", "wb") as err:
                 process = subprocess.Popen(self.hfget_argv(target), env=env, stdin=subprocess.DEVNULL,
                                            stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
@@ -545,6 +567,9 @@ def main() -> int:
     parser.add_argument("--scenarios", default=",".join(ALL_SCENARIOS))
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
                         help="also run hfget with these extra flags as tool hfget-NAME, e.g. c8=\"--chunk-size 8MiB\"")
+    parser.add_argument("--idle-wait", type=float, default=30.0,
+                        help="before each run, wait up to this many seconds for the machine to be idle (default 30; "
+                             "0: do not wait)")
     parser.add_argument("--nginx-workers", type=int, default=1, help="nginx worker processes (default 1)")
     parser.add_argument("--kill-at", type=float, default=0.5, help="fraction of bytes on disk at the kill -9")
     parser.add_argument("--no-extras", action="store_true", help="skip hfget's no-op re-run and resume test")
@@ -612,6 +637,8 @@ def main() -> int:
               f"{load_before:.2f}, at the end {os.getloadavg()[0]:.2f}")
         for scenario in scenarios:
             print(table(scenario, results, bench.total, len(expected), titles[scenario]))
+        print("\nsrv CPU: nginx + Hub emulator CPU seconds during the run; other: CPU seconds anything else on the "
+              "machine used meanwhile (well above 0 means the run shared its 2 cores with someone else's work)")
         print(report_extras(results, resume, bench.total))
         print(f"\ntotal benchmark time {time.monotonic() - began:.0f}s")
         if args.json_out:
