@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// trees/<commit>.json, a file anyone with access to the cache may have written: read_tree_cache() on the
+// input, then for a listing shaped like the Hub's, the round trip serialize → read must give back exactly what
+// was read (paths in any Unicode, escaped as Python's json.dump does).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "fuzz_check.hpp"
+#include "hfget/error.hpp"
+#include "store/tree_cache.hpp"
+
+namespace {
+
+// One memfd per process, reached by path as read_tree_cache() wants: no temp files left behind.
+class MemoryFile {
+ public:
+  MemoryFile() : fd_(::memfd_create("hfget-fuzz-tree-cache", MFD_CLOEXEC)) {
+    HFGET_FUZZ_CHECK(fd_ >= 0);
+    path_ = "/proc/self/fd/" + std::to_string(fd_);
+  }
+  const std::string& write(std::string_view content) {
+    HFGET_FUZZ_CHECK(::ftruncate(fd_, 0) == 0);
+    std::size_t done = 0;
+    while (done < content.size()) {
+      const ssize_t n = ::pwrite(fd_, content.data() + done, content.size() - done, static_cast<off_t>(done));
+      HFGET_FUZZ_CHECK(n > 0);
+      done += static_cast<std::size_t>(n);
+    }
+    return path_;
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+bool is_lower_hex(std::string_view text, std::size_t length) {
+  return text.size() == length && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// What serialize_tree_cache() is given in hfget: a listing parse_tree_page() accepted, whose hashes are hex.
+// read_tree_cache() itself accepts any string there (tests/fuzz/crashes/fuzz_tree_cache/README.md).
+bool hub_shaped(const hfget::RemoteFile& file) {
+  return is_lower_hex(file.blob_id, 40) && (!file.lfs_sha256 || is_lower_hex(*file.lfs_sha256, 64)) &&
+         (!file.xet_hash || is_lower_hex(*file.xet_hash, 64));
+}
+
+bool same_file(const hfget::RemoteFile& a, const hfget::RemoteFile& b) {
+  return a.path == b.path && a.size == b.size && a.blob_id == b.blob_id && a.lfs_sha256 == b.lfs_sha256 &&
+         a.lfs_size == b.lfs_size && a.xet_hash == b.xet_hash;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static MemoryFile file;
+  try {
+    const auto files = hfget::store::read_tree_cache(file.write(hfget::fuzz::as_text(data, size)));
+    if (!files) return 0;
+    for (const hfget::RemoteFile& entry : *files) {
+      if (!hub_shaped(entry)) return 0;
+    }
+    const std::string serialized = hfget::store::serialize_tree_cache(*files);
+    for (const char c : serialized) HFGET_FUZZ_CHECK(static_cast<unsigned char>(c) < 0x80);
+    const auto again = hfget::store::read_tree_cache(file.write(serialized));
+    HFGET_FUZZ_CHECK(again.has_value());
+    HFGET_FUZZ_CHECK(again->size() == files->size());
+    for (std::size_t i = 0; i < files->size(); ++i) HFGET_FUZZ_CHECK(same_file((*again)[i], (*files)[i]));
+  } catch (const hfget::Error&) {
+  }
+  return 0;
+}
