@@ -25,6 +25,7 @@ import http.server
 import itertools
 import json
 import os
+import random
 import re
 import shutil
 import socket
@@ -200,6 +201,8 @@ class FaultRule:
     location: str = ""        # redirect: Location template ({hub}, {cdn}, {signed}, {signed_q}, {path})
     hops: int = 1             # redirect: redirects in the chain before Location (the extra ones go through /_hop)
     redirect_status: int = 302  # redirect: 301, 302, 303, 307 or 308
+    probability: float = 1.0  # applies to a matching request with this probability (seeded draw); else skipped
+    seed: int | None = None   # seed of the rule's own random draws (None: seeded from the rule's text)
 
     @staticmethod
     def from_json(raw: dict) -> "FaultRule":
@@ -226,6 +229,8 @@ class FaultRule:
             raise ValueError(f"extra_bytes must be in (0, {MAX_EXTRA_BYTES}]")
         if rule.times == 0 or rule.times < -1:
             raise ValueError("times must be a positive count or -1 (always)")
+        if not isinstance(rule.probability, (int, float)) or not 0 < rule.probability <= 1:
+            raise ValueError("probability must be in (0, 1]")
         return rule
 
     def to_json(self) -> dict:
@@ -238,11 +243,15 @@ class FaultBook:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._rules: list[FaultRule] = []
+        self._draws: list[random.Random] = []
         self.injected = {kind: 0 for kind in FAULT_KINDS}
 
     def set(self, rules: list[FaultRule]) -> None:
         with self._lock:
             self._rules = list(rules)
+            # One seeded generator per rule: the same rules and the same request order give the same faults.
+            self._draws = [random.Random(r.seed if r.seed is not None else json.dumps(r.to_json(), sort_keys=True))
+                           for r in self._rules]
 
     def rules(self) -> list[dict]:
         with self._lock:
@@ -251,9 +260,10 @@ class FaultBook:
     def take(self, paths: list[str], kinds: tuple[str, ...], target: str = "body", applies=lambda rule: True):
         """Consume and return the first matching rule that applies to a request for one of `paths`."""
         with self._lock:
-            for rule in self._rules:
+            for rule, draws in zip(self._rules, self._draws):
                 if (rule.kind in kinds and rule.target == target and rule.times != 0
-                        and any(fnmatch.fnmatchcase(p, rule.path) for p in paths) and applies(rule)):
+                        and any(fnmatch.fnmatchcase(p, rule.path) for p in paths) and applies(rule)
+                        and (rule.probability >= 1 or draws.random() < rule.probability)):
                     if rule.times > 0:
                         rule.times -= 1
                     self.injected[rule.kind] += 1
@@ -323,7 +333,39 @@ class HubState:
         self.used_cdn_urls: set[str] = set()   # for "expire" faults: signed URLs already fetched once
         self.blobs: dict[str, list[RepoFile]] = {}  # sha256 -> files with that content (CDN lookups)
         self.crafted_trees: dict[str, dict] = {}    # repo key -> {"pages": [...], "first_url": str | None}
+        self.swaps: list[dict] = []   # POST /_emulator/content-swap: other bytes under the same URL
+        self.swapped_bytes = 0        # body bytes served from a swap source
         self._load(args)
+
+    def swap_for(self, paths: list[str]) -> dict | None:
+        """The content swap (POST /_emulator/content-swap) that covers one of `paths`, if any."""
+        with self._counter_lock:
+            for swap in self.swaps:
+                if any(fnmatch.fnmatchcase(p, swap["path"]) for p in paths):
+                    return swap
+        return None
+
+    def swap_source(self, swap: dict | None, want: int) -> tuple[str | None, int]:
+        """Where the next body bytes of a swapped file come from: (swap source or None, bytes until that changes).
+
+        Counts `want` bytes as served: the swap starts after `after_bytes` bytes of the file were sent (since
+        it was set) and lasts `for_bytes` bytes (-1: for good); then the listed content is served again.
+        """
+        if swap is None:
+            return None, want
+        with self._counter_lock:
+            sent, start = swap["sent"], swap["after_bytes"]
+            end = start + swap["for_bytes"] if swap["for_bytes"] >= 0 else None
+            if sent < start:
+                count, source = min(want, start - sent), None
+            elif end is None or sent < end:
+                count, source = want if end is None else min(want, end - sent), swap["source"]
+            else:
+                count, source = want, None
+            swap["sent"] += count
+            if source is not None:
+                self.swapped_bytes += count
+            return source, count
 
     def _load(self, args: argparse.Namespace) -> None:
         for spec in args.repo or []:
@@ -636,7 +678,7 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if head or length == 0:
             return
-        self._stream(f.source, first, length, fault)
+        self._stream(f.source, first, length, fault, self.state.swap_for(paths))
 
     def _send_hostile_body(self, f: RepoFile, headers: dict, fault: FaultRule, byte_range, first: int,
                            last: int) -> None:
@@ -676,7 +718,8 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
             self._write(piece)
             junk -= len(piece)
 
-    def _stream(self, source: Path, first: int, length: int, fault: FaultRule | None) -> None:
+    def _stream(self, source: Path, first: int, length: int, fault: FaultRule | None,
+                swap: dict | None = None) -> None:
         cut = fault.after_bytes if fault and fault.kind in ("drop", "stall") else None
         sent = 0
         started = time.monotonic()
@@ -688,7 +731,15 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
                     want = min(want, cut - sent)
                     if want <= 0:
                         break
-                chunk = bytearray(stream.read(want))
+                other, want = self.state.swap_source(swap, want)
+                if other is None:
+                    chunk = bytearray(stream.read(want))
+                else:   # the same offsets of another file: the bytes under this URL changed
+                    with open(other, "rb") as replacement:
+                        replacement.seek(first + sent)
+                        chunk = bytearray(replacement.read(want))
+                    stream.seek(first + sent + len(chunk))
+                    self._record["fault"] = self._record.get("fault") or "swap"
                 if fault and fault.kind == "flip" and first + sent <= fault.offset < first + sent + len(chunk):
                     chunk[fault.offset - first - sent] ^= 0xFF
                 self._write(bytes(chunk))
@@ -1059,7 +1110,31 @@ class HubHandler(BaseHandler):
             return self._send_json(200, {"ok": True})
         if route == ("GET", "/_emulator/stats"):
             return self._send_json(200, {"faults_injected": dict(state.faults.injected),
-                                         "requests": dict(state.request_counts)})
+                                         "requests": dict(state.request_counts),
+                                         "swapped_bytes": state.swapped_bytes})
+        if route == ("POST", "/_emulator/content-swap"):
+            try:
+                raw = json.loads(self._drain_request_body() or b"[]")
+                swaps = []
+                for item in (raw if isinstance(raw, list) else [raw]):
+                    unknown = set(item) - {"path", "source", "after_bytes", "for_bytes"}
+                    if unknown or not isinstance(item.get("path"), str) or not Path(str(item.get("source"))).is_file():
+                        raise ValueError(f"a swap needs 'path' and an existing 'source' file: {item!r}")
+                    swaps.append({"path": item["path"], "source": str(item["source"]),
+                                  "after_bytes": int(item.get("after_bytes", 0)),
+                                  "for_bytes": int(item.get("for_bytes", -1)), "sent": 0})
+            except (ValueError, TypeError, AttributeError) as error:
+                raise HubError(400, f"bad content swap: {error}") from None
+            with state._counter_lock:
+                state.swaps = swaps
+            return self._send_json(200, {"ok": True, "swaps": len(swaps)})
+        if route == ("GET", "/_emulator/content-swap"):
+            with state._counter_lock:
+                return self._send_json(200, [dict(s) for s in state.swaps])
+        if route == ("DELETE", "/_emulator/content-swap"):
+            with state._counter_lock:
+                state.swaps = []
+            return self._send_json(200, {"ok": True})
         if route == ("GET", "/_emulator/faults"):
             return self._send_json(200, state.faults.rules())
         if route == ("POST", "/_emulator/faults"):
