@@ -3,6 +3,7 @@
 // items (newlines instead), ": " between key and value, non-ASCII escaped as \uXXXX (surrogate pairs above
 // the BMP), no trailing newline.
 #include "store/tree_cache.hpp"
+#include "store/repo_path.hpp"
 #include "util/read_text_file.hpp"
 
 #include <fmt/format.h>
@@ -59,6 +60,10 @@ std::string python_json_string(const std::string& text) {
   return out;
 }
 
+bool is_lower_hex(const std::string& text, std::size_t length) {
+  return text.size() == length && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 }  // namespace
 
 std::string serialize_tree_cache(const std::vector<RemoteFile>& files) {
@@ -78,12 +83,13 @@ std::string serialize_tree_cache(const std::vector<RemoteFile>& files) {
     out += first ? "\n" : ",\n";
     first = false;
     out += "  " + python_json_string(file->path) + ": {\n";
-    out += fmt::format("   \"size\": {},\n   \"blob_id\": \"{}\"", file->size, file->blob_id);
+    // Hashes are hex (checked when read), escaped all the same: the output must be valid JSON whatever it holds.
+    out += fmt::format("   \"size\": {},\n   \"blob_id\": {}", file->size, python_json_string(file->blob_id));
     if (file->lfs_sha256) {
-      out += fmt::format(",\n   \"lfs_sha256\": \"{}\",\n   \"lfs_size\": {}", *file->lfs_sha256,
+      out += fmt::format(",\n   \"lfs_sha256\": {},\n   \"lfs_size\": {}", python_json_string(*file->lfs_sha256),
                          file->lfs_size.value_or(file->size));
     }
-    if (file->xet_hash) out += fmt::format(",\n   \"xet_hash\": \"{}\"", *file->xet_hash);
+    if (file->xet_hash) out += fmt::format(",\n   \"xet_hash\": {}", python_json_string(*file->xet_hash));
     out += "\n  }";
   }
   out += "\n }\n}";
@@ -105,6 +111,9 @@ std::optional<std::vector<RemoteFile>> read_tree_cache(const std::filesystem::pa
         !info.contains("blob_id") || !info["blob_id"].is_string()) {
       return std::nullopt;
     }
+    // Paths and hashes become file names: a hand-edited or damaged file is ignored, as the Python client ignores
+    // one with a malformed xet_hash.
+    if (unsafe_path_reason(file_path) || !is_lower_hex(info["blob_id"].get<std::string>(), 40)) return std::nullopt;
     RemoteFile file;
     file.path = file_path;
     file.size = info["size"].get<std::uint64_t>();
@@ -115,11 +124,13 @@ std::optional<std::vector<RemoteFile>> read_tree_cache(const std::filesystem::pa
         return std::nullopt;
       }
       file.lfs_sha256 = info["lfs_sha256"].get<std::string>();
+      if (!is_lower_hex(*file.lfs_sha256, 64)) return std::nullopt;
       file.lfs_size = info["lfs_size"].get<std::uint64_t>();
     }
     if (info.contains("xet_hash")) {
       if (!info["xet_hash"].is_string()) return std::nullopt;
       file.xet_hash = info["xet_hash"].get<std::string>();
+      if (!is_lower_hex(*file.xet_hash, 64)) return std::nullopt;
     }
     result.push_back(std::move(file));
   }

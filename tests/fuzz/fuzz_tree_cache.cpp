@@ -41,8 +41,8 @@ bool is_lower_hex(std::string_view text, std::size_t length) {
   return text.size() == length && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
-// What serialize_tree_cache() is given in hfget: a listing parse_tree_page() accepted, whose hashes are hex.
-// read_tree_cache() itself accepts any string there (tests/fuzz/crashes/fuzz_tree_cache/README.md).
+// What read_tree_cache() accepts, and serialize_tree_cache() is given: hashes in hex, as the Hub lists them
+// (tests/fuzz/crashes/fuzz_tree_cache/ holds the inputs that once broke the round trip).
 bool hub_shaped(const hfget::RemoteFile& file) {
   return is_lower_hex(file.blob_id, 40) && (!file.lfs_sha256 || is_lower_hex(*file.lfs_sha256, 64)) &&
          (!file.xet_hash || is_lower_hex(*file.xet_hash, 64));
@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto files = hfget::store::read_tree_cache(file.write(hfget::fuzz::as_text(data, size)));
     if (!files) return 0;
     for (const hfget::RemoteFile& entry : *files) {
-      if (!hub_shaped(entry)) return 0;
+      HFGET_FUZZ_CHECK(hub_shaped(entry));
     }
     const std::string serialized = hfget::store::serialize_tree_cache(*files);
     for (const char c : serialized) HFGET_FUZZ_CHECK(static_cast<unsigned char>(c) < 0x80);
