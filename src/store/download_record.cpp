@@ -6,7 +6,7 @@
 #include <set>
 
 #include "util/atomic_file.hpp"
-#include "util/read_text_file.hpp"
+#include "store/json_record.hpp"
 
 namespace hfget::store {
 
@@ -28,12 +28,9 @@ std::filesystem::path record_path_in_local_dir(const std::filesystem::path& loca
 }
 
 std::optional<DownloadRecord> read_download_record(const std::filesystem::path& path) {
-  const std::optional<std::string> content = util::read_text_file(path, 1 << 30);
-  if (!content) return std::nullopt;
-  const nlohmann::json data = nlohmann::json::parse(*content, nullptr, /*allow_exceptions=*/false);
-  if (data.is_discarded() || !data.is_object()) return std::nullopt;
-  const auto version = data.find("format_version");
-  if (version == data.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1) return std::nullopt;
+  const std::optional<nlohmann::json> file = read_json_record(path, 1);
+  if (!file) return std::nullopt;
+  const nlohmann::json& data = *file;
   const auto selected = data.find("selected");
   if (selected == data.end() || !selected->is_array()) return std::nullopt;
   const auto text = [&](const char* key) {

@@ -4,7 +4,7 @@
 // the BMP), no trailing newline.
 #include "store/tree_cache.hpp"
 #include "store/repo_path.hpp"
-#include "util/read_text_file.hpp"
+#include "store/json_record.hpp"
 
 #include <fmt/format.h>
 
@@ -97,12 +97,9 @@ std::string serialize_tree_cache(const std::vector<RemoteFile>& files) {
 }
 
 std::optional<std::vector<RemoteFile>> read_tree_cache(const std::filesystem::path& path) {
-  const std::optional<std::string> content = util::read_text_file(path, 1 << 30);
-  if (!content) return std::nullopt;
-  const nlohmann::json data = nlohmann::json::parse(*content, nullptr, /*allow_exceptions=*/false);
-  if (data.is_discarded() || !data.is_object()) return std::nullopt;
-  const auto version = data.find("format_version");
-  if (version == data.end() || !version->is_number_integer() || version->get<std::int64_t>() != 1) return std::nullopt;
+  const std::optional<nlohmann::json> record = read_json_record(path, 1);
+  if (!record) return std::nullopt;
+  const nlohmann::json& data = *record;
   const auto files = data.find("files");
   if (files == data.end() || !files->is_object()) return std::nullopt;
   std::vector<RemoteFile> result;
