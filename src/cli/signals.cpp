@@ -26,7 +26,8 @@ SignalWatcher::SignalWatcher() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   waiter_ = std::jthread([this](const std::stop_token& shutdown) {
     const sigset_t signals = watched_signals();
-    const timespec poll{0, 200'000'000};
+    // Short, so that every command exits at once when it is done (the wait ends only by a signal or timeout).
+    const timespec poll{0, 20'000'000};
     while (!shutdown.stop_requested()) {
       const int signal_number = sigtimedwait(&signals, nullptr, &poll);
       if (signal_number <= 0) continue;
