@@ -144,12 +144,13 @@ void RangeFetcher::fetch(RangeTask& task) {
     } else if (success) {
       reason = fmt::format("the body ended at byte {} of {}", task.position.load(), file.size);
       attempt = {http::TransportFailure::kConnectionLost, 0};
-    } else if (answered && url == cdn_url && !cdn_url.empty() &&
+    } else if (answered && !http::same_origin(url, settings_.endpoint) &&
                (response.status == 401 || response.status == 403 || response.status == 404 ||
                 response.status == 410)) {
-      // An expired or revoked signed URL: ask the Hub for a fresh one.
+      // An expired or revoked signed URL, whether shared or fresh from this very redirect: the Hub granted
+      // access, so ask it for a new one (and give up as a network failure, never as "access denied").
       reason = fmt::format("the CDN refused the signed URL (HTTP {}); resolving it again", response.status);
-      job.forget_cdn_url(cdn_url);
+      job.forget_cdn_url(url);
       job.note_refusal();
       attempt = {http::TransportFailure::kOther, 0};
     } else if (answered && response.status == 416) {
