@@ -43,14 +43,26 @@ std::optional<std::string> resolve_reference(const std::string& base, const std:
   return get_part(handle.get(), CURLUPART_URL);
 }
 
+namespace {
+
+std::string effective_port(const UrlParts& url) {
+  if (!url.port.empty()) return url.port;
+  return url.scheme == "https" ? "443" : "80";
+}
+
+}  // namespace
+
 bool same_origin(const std::string& a, const std::string& b) {
   const std::optional<UrlParts> left = parse_url(a);
   const std::optional<UrlParts> right = parse_url(b);
-  const auto port = [](const UrlParts& url) {
-    if (!url.port.empty()) return url.port;
-    return std::string(url.scheme == "https" ? "443" : "80");
-  };
-  return left && right && left->scheme == right->scheme && left->host == right->host && port(*left) == port(*right);
+  return left && right && left->scheme == right->scheme && left->host == right->host &&
+         effective_port(*left) == effective_port(*right);
+}
+
+std::string origin_of(const std::string& url) {
+  const std::optional<UrlParts> parts = parse_url(url);
+  if (!parts) return "";
+  return parts->scheme + "://" + parts->host + ":" + effective_port(*parts);
 }
 
 }  // namespace hfget::http

@@ -23,4 +23,8 @@ std::optional<std::string> resolve_reference(const std::string& base, const std:
 /// so neither another port of the same machine nor plain http after https ever receives it.
 bool same_origin(const std::string& a, const std::string& b);
 
+/// "scheme://host:port" with the port always spelled out, so equal origins compare equal as strings.
+/// Empty for an invalid URL.
+std::string origin_of(const std::string& url);
+
 }  // namespace hfget::http

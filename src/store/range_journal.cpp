@@ -38,8 +38,36 @@ void merge_range(std::vector<ByteRange>& ranges, ByteRange range) {
 }
 
 std::string RangeJournal::header() const {
-  return nlohmann::json({{"format_version", 1}, {"size", file_size_}, {"etag", etag_}}).dump() + "\n";
+  nlohmann::json header{{"format_version", 1}, {"size", file_size_}, {"etag", etag_}};
+  if (validator_) header["validator"] = {{"origin", validator_->origin}, {"etag", validator_->etag}};
+  return header.dump() + "\n";
 }
+
+namespace {
+
+// The header names the file version the ranges belong to; the validator is optional (older journals and
+// servers that send no ETag have none).
+bool header_matches(const std::string& line, std::uint64_t file_size, const std::string& etag,
+                    std::optional<BodyValidator>& validator) {
+  const nlohmann::json header = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!header.is_object() || header.value("format_version", 0) != 1) return false;
+  const auto size = header.find("size");
+  const auto name = header.find("etag");
+  if (size == header.end() || !size->is_number_unsigned() || size->get<std::uint64_t>() != file_size) return false;
+  if (name == header.end() || !name->is_string() || name->get<std::string>() != etag) return false;
+  if (const auto found = header.find("validator"); found != header.end()) {
+    const auto origin = found->find("origin");
+    const auto tag = found->find("etag");
+    if (!found->is_object() || origin == found->end() || tag == found->end() || !origin->is_string() ||
+        !tag->is_string()) {
+      return false;
+    }
+    validator = BodyValidator{origin->get<std::string>(), tag->get<std::string>()};
+  }
+  return true;
+}
+
+}  // namespace
 
 RangeJournal RangeJournal::open(std::filesystem::path path, std::uint64_t file_size, std::string etag,
                                 std::uint64_t prefix_bytes) {
@@ -50,7 +78,11 @@ RangeJournal RangeJournal::open(std::filesystem::path path, std::uint64_t file_s
     return journal;
   }
   std::string line;
-  if (!std::getline(in, line) || line + "\n" != journal.header()) return journal;  // another version: trust nothing
+  // Another version of the file, or a damaged header: trust nothing.
+  if (!std::getline(in, line) || !header_matches(line, file_size, journal.etag_, journal.validator_)) {
+    journal.validator_.reset();
+    return journal;
+  }
   while (std::getline(in, line)) {
     if (in.eof()) break;  // no newline: a line torn by a kill, ignored
     std::istringstream fields(line);
@@ -100,8 +132,14 @@ void RangeJournal::add(ByteRange range) {
   }
 }
 
-void RangeJournal::reset() {
+void RangeJournal::set_validator(BodyValidator validator) {
+  validator_ = std::move(validator);
+  persist();
+}
+
+void RangeJournal::reset(std::optional<BodyValidator> validator) {
   completed_.clear();
+  validator_ = std::move(validator);
   persist();
 }
 

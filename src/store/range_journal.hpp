@@ -19,6 +19,14 @@ struct ByteRange {
   bool operator==(const ByteRange&) const = default;
 };
 
+/// The strong ETag the body server sent with the recorded bytes, and the origin (scheme://host:port) that
+/// sent it: ETags of different servers (the Hub, one CDN or another after a re-resolve) are not comparable.
+struct BodyValidator {
+  std::string origin;
+  std::string etag;
+  bool operator==(const BodyValidator&) const = default;
+};
+
 /// Which ranges of a partial file hold downloaded bytes, so a download over several connections resumes
 /// exactly after kill -9: a range is recorded right after its bytes were written, so a kill loses only what
 /// was still in the socket. Lives next to the partial file (*.hfget-journal): a header line, then one
@@ -39,11 +47,16 @@ class RangeJournal {
   std::uint64_t contiguous_prefix() const noexcept;
   /// What is still missing, in order.
   std::vector<ByteRange> missing() const;
+  /// The ETag the recorded bytes were served with, if the server sent one.
+  const std::optional<BodyValidator>& validator() const noexcept { return validator_; }
+  /// Records the ETag of the bytes being written (rewrites the journal, keeping the ranges).
+  void set_validator(BodyValidator validator);
 
   /// Records a written range (merging neighbours) and appends it to the journal file.
   void add(ByteRange range);
-  /// Forgets everything (the file starts over) and rewrites the journal file.
-  void reset();
+  /// Forgets every range (the file starts over) and rewrites the journal file; `validator` is the one the
+  /// new bytes will come with (nullopt: not known yet).
+  void reset(std::optional<BodyValidator> validator = std::nullopt);
   /// Rewrites the journal file compacted (creating it), even if nothing is recorded yet, and opens it for
   /// appending.
   void persist();
@@ -58,6 +71,7 @@ class RangeJournal {
   std::filesystem::path path_;
   std::uint64_t file_size_;
   std::string etag_;
+  std::optional<BodyValidator> validator_;
   std::vector<ByteRange> completed_;  // sorted, disjoint, not adjacent
   util::UniqueFd append_fd_;           // open after persist()
 };

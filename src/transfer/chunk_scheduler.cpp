@@ -146,6 +146,27 @@ void ChunkScheduler::finish_file(std::unique_lock<std::mutex>& lock, FileState& 
   wake_.notify_all();
 }
 
+void ChunkScheduler::start_over(std::unique_lock<std::mutex>& lock, FileState& file) {
+  file.phase = FileState::Phase::kFinishing;  // no connection takes a range of it meanwhile
+  lock.unlock();
+  std::optional<Error> error;
+  try {
+    file.job->start_over_after_change();
+  } catch (const Error& failure) {
+    error = failure;
+  }
+  lock.lock();
+  if (error) {
+    file.error = error;
+    file.job->abandon();
+    file.phase = FileState::Phase::kDone;
+    --active_files_;
+  } else {
+    file.phase = FileState::Phase::kActive;
+    queue_missing(file);
+  }
+}
+
 void ChunkScheduler::done(RangeTask* task, const std::optional<Error>& error) {
   FileState& file = files_[task->file_index];
   // What arrived is recorded even when the range failed: a resume must not fetch it again.
@@ -160,8 +181,9 @@ void ChunkScheduler::done(RangeTask* task, const std::optional<Error>& error) {
   std::unique_lock lock(mutex_);
   --file.in_flight;
   tasks_.remove_if([task](const RangeTask& candidate) { return &candidate == task; });
-  if (failure && !file.error) {
-    file.error = failure;
+  const bool changed = !file.error && file.job->restart_requested();
+  if ((failure && !file.error) || changed) {
+    if (!changed) file.error = failure;
     file.queued.clear();
     for (RangeTask& other : tasks_) {
       if (other.job == file.job.get()) other.cancelled = true;
@@ -172,6 +194,8 @@ void ChunkScheduler::done(RangeTask* task, const std::optional<Error>& error) {
       file.job->abandon();
       file.phase = FileState::Phase::kDone;
       --active_files_;
+    } else if (changed) {
+      start_over(lock, file);
     } else if (file.queued.empty()) {
       const std::vector<store::ByteRange> missing = file.job->missing_ranges();
       if (missing.empty() || file.job->file().size == 0) {

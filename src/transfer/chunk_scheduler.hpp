@@ -61,6 +61,7 @@ class ChunkScheduler {
   void fail(FileState& file, const Error& error);                   // requires mutex_
   void open_file(std::unique_lock<std::mutex>& lock, FileState& file);
   void finish_file(std::unique_lock<std::mutex>& lock, FileState& file);
+  void start_over(std::unique_lock<std::mutex>& lock, FileState& file);  // the file changed on the server
   bool all_done() const;                                            // requires mutex_
 
   ChunkPlan plan_;

@@ -79,11 +79,8 @@ FileJob::Outcome FileJob::finish() {
   }
   const std::string mismatch =
       fmt::format("{}: {} mismatch: expected {}, got {}", file_.path, hasher_->algorithm(), hasher_->expected(), actual);
-  progress_.on_bytes_discarded(file_, file_.size);
-  partial_->restart();
-  journal_->reset();
-  hasher_.emplace(file_);
-  hashed_up_to_ = 0;
+  discard_bytes_written();
+  journal_->reset(journal_->validator());
   if (++pass_ > 2) {
     lock_.reset();
     throw Error(ErrorCode::kVerificationFailed, mismatch + " (downloaded twice)", file_.path);
@@ -91,6 +88,58 @@ FileJob::Outcome FileJob::finish() {
   spdlog::warn("{}; downloading it again", mismatch);
   progress_.on_file_started(file_, 0);
   return Outcome::kStartOver;
+}
+
+void FileJob::discard_bytes_written() {
+  progress_.on_bytes_discarded(file_, journal_->completed_bytes());
+  partial_->restart();
+  hasher_.emplace(file_);
+  hashed_up_to_ = 0;
+}
+
+bool FileJob::accept_validator(const std::string& origin, const std::string* etag) {
+  if (etag == nullptr || etag->empty() || etag->rfind("W/", 0) == 0) return true;
+  std::lock_guard guard(mutex_);
+  if (changed_to_) return false;  // starting over: nothing is written until then
+  const std::optional<store::BodyValidator>& recorded = journal_->validator();
+  if (!recorded || recorded->origin != origin) {
+    // Another server's ETags are not comparable (a re-resolve may land on another CDN host).
+    journal_->set_validator({origin, *etag});
+    return true;
+  }
+  if (recorded->etag == *etag) return true;
+  changed_to_ = store::BodyValidator{origin, *etag};
+  spdlog::warn("{}: the file changed on the server (ETag {}, now {}); starting it over instead of splicing two versions",
+               file_.path, recorded->etag, *etag);
+  return false;
+}
+
+std::optional<std::string> FileJob::if_range_for(const std::string& origin) const {
+  std::lock_guard guard(mutex_);
+  const std::optional<store::BodyValidator>& recorded = journal_->validator();
+  if (!recorded || recorded->origin != origin || changed_to_) return std::nullopt;
+  return recorded->etag;
+}
+
+bool FileJob::restart_requested() const {
+  std::lock_guard guard(mutex_);
+  return changed_to_.has_value();
+}
+
+void FileJob::start_over_after_change() {
+  std::lock_guard guard(mutex_);
+  const store::BodyValidator changed_to = *changed_to_;
+  changed_to_.reset();
+  discard_bytes_written();
+  journal_->reset(changed_to);
+  if (++pass_ > 2) {
+    throw Error(ErrorCode::kVerificationFailed,
+                fmt::format("{}: the server keeps sending other bytes under the same URL (now ETag {}); "
+                            "nothing was published",
+                            file_.path, changed_to.etag),
+                file_.path);
+  }
+  progress_.on_file_started(file_, 0);
 }
 
 void FileJob::abandon() {

@@ -38,6 +38,20 @@ class FileJob {
   /// Records [begin, end) as written: journal, then the hash catches up with the contiguous prefix.
   void complete_range(store::ByteRange range);
 
+  /// Checks a response's ETag (`etag`: the header, nullptr when absent) against the one the file's bytes
+  /// were recorded with. The first strong ETag of an origin is recorded (in the journal, for a resume). A
+  /// different one from the same origin means the file changed under its URL: returns false, and the job
+  /// asks to start over (restart_requested) rather than splice two versions. Weak ETags say nothing.
+  bool accept_validator(const std::string& origin, const std::string* etag);
+  /// The value for "If-Range" on a ranged request to `origin`: its recorded strong ETag, if any.
+  std::optional<std::string> if_range_for(const std::string& origin) const;
+  /// True once the file changed on the server; the scheduler then stops its ranges and calls start_over().
+  bool restart_requested() const;
+  /// With no range of the file in flight: discards every byte so the file is fetched again, expecting the
+  /// new ETag. Throws Error{kVerificationFailed} when the file had started over twice already (changed or
+  /// corrupt): a server that keeps changing its bytes is not trusted.
+  void start_over_after_change();
+
   enum class Outcome { kPublished, kStartOver };
   /// Every byte is in: compares the hash. A match publishes the file (kPublished). A first mismatch discards
   /// the bytes so the file is downloaded again (kStartOver); a second throws Error{kVerificationFailed}.
@@ -60,7 +74,8 @@ class FileJob {
   int take_refusals() noexcept { return refusals_.exchange(0); }
 
  private:
-  void advance_hash();  // requires mutex_
+  void advance_hash();          // requires mutex_
+  void discard_bytes_written();  // requires mutex_
 
   RemoteFile file_;
   store::Layout& layout_;
@@ -73,6 +88,7 @@ class FileJob {
   std::uint64_t hashed_up_to_ = 0;
   int pass_ = 1;
   std::string cdn_url_;
+  std::optional<store::BodyValidator> changed_to_;  // the new ETag, once the file changed on the server
   std::atomic<std::uint64_t> bytes_received_{0};
   std::atomic<int> connection_limit_{1 << 20};
   std::atomic<int> refusals_{0};

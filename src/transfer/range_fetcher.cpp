@@ -29,9 +29,16 @@ class RangeSink final : public http::BodySink {
   explicit RangeSink(RangeTask& task)
       : task_(task), file_(task.job->file()) {}
 
+  // The origin the next request goes to: ETags are compared per server.
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
+
   void on_response_start(const http::HttpResponse& head) override {
     const std::uint64_t position = task_.position;
-    if (head.status == 206) {
+    if (!task_.job->accept_validator(origin_, head.header("etag"))) {
+      // Also what a server answers to If-Range when the file changed: the whole new file, with a 200.
+      rejection_ = fmt::format("the file changed on the server (another ETag, HTTP {}); starting it over", head.status);
+      changed_ = true;
+    } else if (head.status == 206) {
       const std::string* value = head.header("content-range");
       const std::optional<http::ContentRange> range = value ? http::parse_content_range(*value) : std::nullopt;
       if (!range || !http::continues_partial_file(*range, position, file_.size)) {
@@ -58,12 +65,15 @@ class RangeSink final : public http::BodySink {
   }
 
   const std::optional<std::string>& rejection() const noexcept { return rejection_; }
+  bool file_changed() const noexcept { return changed_; }
   std::uint64_t received() const noexcept { return received_; }
 
  private:
   RangeTask& task_;
   const RemoteFile& file_;
+  std::string origin_;
   std::optional<std::string> rejection_;
+  bool changed_ = false;
   std::uint64_t received_ = 0;
 };
 
@@ -107,10 +117,14 @@ void RangeFetcher::fetch(RangeTask& task) {
       if (hop > kMaxRedirects) throw Error(ErrorCode::kNetwork, file.path + ": too many redirects", file.path);
       http::RequestSpec spec;
       spec.url = url;
+      const std::string origin = http::origin_of(url);
       if (!empty_file) {
         spec.range_from = task.position.load();
         spec.range_last = task.end.load() - 1;
+        // A server whose file changed answers with the whole new file instead of splicing old and new.
+        if (const std::optional<std::string> etag = job.if_range_for(origin)) spec.extra_headers = {"If-Range: " + *etag};
       }
+      sink.set_origin(origin);
       if (http::same_origin(url, settings_.endpoint)) spec.bearer_token = settings_.token;
       response = request_.get(spec, sink, stop_);
       spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path, http::same_origin(url, settings_.endpoint) ? url : "CDN",
@@ -130,6 +144,8 @@ void RangeFetcher::fetch(RangeTask& task) {
     if (response.failure == http::TransportFailure::kCancelled || stop_.stop_requested()) {
       throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
     }
+    // The scheduler stops the file's other ranges and starts it over; nothing of this answer was written.
+    if (sink.file_changed() || job.restart_requested()) return;
     const bool answered = response.failure == http::TransportFailure::kNone ||
                           response.failure == http::TransportFailure::kStoppedBySink;
     const bool success = answered && response.status >= 200 && response.status < 300 && !sink.rejection();

@@ -345,6 +345,14 @@ class HubState:
                     return swap
         return None
 
+    def swap_etag(self, swap: dict | None) -> str | None:
+        """The ETag a swap with an "etag" announces while its bytes are being served (else None)."""
+        if swap is None or swap.get("etag") is None:
+            return None
+        with self._counter_lock:
+            sent, start, length = swap["sent"], swap["after_bytes"], swap["for_bytes"]
+            return swap["etag"] if sent >= start and (length < 0 or sent < start + length) else None
+
     def swap_source(self, swap: dict | None, want: int) -> tuple[str | None, int]:
         """Where the next body bytes of a swapped file come from: (swap source or None, bytes until that changes).
 
@@ -577,6 +585,7 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         self._record = {
             "time": time.time(), "listener": self.server.listener, "method": method,
             "path": url.path, "query": url.query, "status": None, "range": self.headers.get("Range"),
+            "if_range": self.headers.get("If-Range"),
             "has_authorization": "Authorization" in self.headers, "bytes_sent": 0,
             "file": None, "repo": None, "fault": None,
             "client_port": self.client_address[1],
@@ -641,11 +650,19 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         """Answer with f's content (200 or 206 on Range, 416 if unsatisfiable), injecting body faults."""
         paths = extra_paths or [f.path]
         self._record["file"] = f.path
+        swap = self.state.swap_for(paths)
+        if (swap_etag := self.state.swap_etag(swap)) is not None:
+            headers = {**headers, "ETag": f'"{swap_etag}"'}
         try:
             byte_range = parse_range(self.headers.get("Range"), f.size)
         except RangeNotSatisfiable:
             self._send_bytes(416, b"", "text/plain", {**headers, "Content-Range": f"bytes */{f.size}"}, head)
             return
+        # RFC 9110 13.1.5: an If-Range that does not name the current (strong) ETag gets the whole file, 200.
+        if_range = self.headers.get("If-Range")
+        if byte_range and if_range is not None and (if_range.startswith("W/") or if_range != headers.get("ETag")):
+            self._record["if_range_mismatch"] = True
+            byte_range = None
         first, last = byte_range if byte_range else (0, f.size - 1)
         length = last - first + 1 if f.size else 0
 
@@ -678,7 +695,7 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if head or length == 0:
             return
-        self._stream(f.source, first, length, fault, self.state.swap_for(paths))
+        self._stream(f.source, first, length, fault, swap)
 
     def _send_hostile_body(self, f: RepoFile, headers: dict, fault: FaultRule, byte_range, first: int,
                            last: int) -> None:
@@ -1117,12 +1134,13 @@ class HubHandler(BaseHandler):
                 raw = json.loads(self._drain_request_body() or b"[]")
                 swaps = []
                 for item in (raw if isinstance(raw, list) else [raw]):
-                    unknown = set(item) - {"path", "source", "after_bytes", "for_bytes"}
+                    unknown = set(item) - {"path", "source", "after_bytes", "for_bytes", "etag"}
                     if unknown or not isinstance(item.get("path"), str) or not Path(str(item.get("source"))).is_file():
                         raise ValueError(f"a swap needs 'path' and an existing 'source' file: {item!r}")
                     swaps.append({"path": item["path"], "source": str(item["source"]),
                                   "after_bytes": int(item.get("after_bytes", 0)),
-                                  "for_bytes": int(item.get("for_bytes", -1)), "sent": 0})
+                                  "for_bytes": int(item.get("for_bytes", -1)), "sent": 0,
+                                  "etag": None if item.get("etag") is None else str(item["etag"])})
             except (ValueError, TypeError, AttributeError) as error:
                 raise HubError(400, f"bad content swap: {error}") from None
             with state._counter_lock:

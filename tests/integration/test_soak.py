@@ -272,10 +272,10 @@ class ContentChangeTest(HfgetTestCase):
         self.addCleanup(self.hub._control, "DELETE", "/_emulator/content-swap")
         self.hub.reset_logs()
 
-    def swap(self, after_bytes: int = 0, for_bytes: int = -1) -> None:
+    def swap(self, after_bytes: int = 0, for_bytes: int = -1, etag: str | None = None) -> None:
         self.hub._control("POST", "/_emulator/content-swap",
                           [{"path": SWAP_SHARD, "source": str(self.other), "after_bytes": after_bytes,
-                            "for_bytes": for_bytes}])
+                            "for_bytes": for_bytes, "etag": etag}])
 
     def swapped_bytes(self) -> int:
         return self.hub.stats()["swapped_bytes"]
@@ -356,6 +356,49 @@ class ContentChangeTest(HfgetTestCase):
             "kept_bytes": kept, "resumed_bytes": [e.get("resumed_bytes") for e in started],
             "refetches": len(refetch_events(events))})
         self.assertTrue(refetch_events(events), "the splice was caught and the shard fetched once more")
+
+
+    # The file changes on the server and says so (another ETag): caught at the first answer, by If-Range on a
+    # resume and by comparing ETags mid-download, and started over from byte 0 instead of spliced.
+    def test_new_etag_between_kill_and_resume_is_caught_by_if_range(self):
+        home, target = self.hub.new_dir("home"), self.hub.new_dir("local")
+        args = ["download", SWAP_REPO, "--local-dir", target, *SWAP_ARGS]
+        kept = self.kill_midway(args, home, target)
+        self.assertGreater(kept, 0)
+        self.hub.reset_logs()
+        self.swap(etag="changed-on-the-server")
+        result = self.hub.run_hfget(args, home=home, timeout=90)
+        self.assertNothingSpliced(target, result)
+        # The new bytes fail the listing's hash: the file changed for good, which no retry can fix.
+        self.assertExit(result, 8)
+        self.assertIn("changed on the server", result.stderr)
+        shard_requests = [r for r in self.hub.requests() if r["file"] == SWAP_SHARD and r["method"] == "GET"]
+        resumed = [r for r in shard_requests if r.get("if_range")]
+        self.assertTrue(resumed, "the resume sent If-Range with the recorded ETag")
+        self.assertTrue(any(r.get("if_range_mismatch") for r in resumed), "the server answered with the new file")
+        started = [e for e in json_events(result.stderr)
+                   if e.get("event") == "file_started" and e.get("path") == SWAP_SHARD]
+        self.assertEqual(started[-1].get("resumed_bytes"), 0, "started over from byte 0")
+        # The server behaves again: the same command completes byte-identical.
+        self.hub._control("DELETE", "/_emulator/content-swap")
+        again = self.hub.run_hfget(args, home=home, timeout=90)
+        self.assertSucceeded(again)
+        self.assertLocalDir(target, self.commit, self.source)
+        report("new ETag after kill", {"kept_bytes": kept, "if_range_requests": len(resumed)})
+
+    def test_new_etag_mid_download_starts_the_file_over(self):
+        home, target = self.hub.new_dir("home"), self.hub.new_dir("local")
+        args = ["download", SWAP_REPO, "--local-dir", target, *SWAP_ARGS]
+        self.swap(after_bytes=384 * KIB, etag="changed-on-the-server")
+        result = self.hub.run_hfget(args, home=home, timeout=90)
+        self.assertNothingSpliced(target, result)
+        self.assertExit(result, 8)
+        self.assertIn("changed on the server", result.stderr)
+        self.assertIn(SWAP_SHARD, result.stderr)
+        self.hub._control("DELETE", "/_emulator/content-swap")
+        again = self.hub.run_hfget(args, home=home, timeout=90)
+        self.assertSucceeded(again)
+        self.assertLocalDir(target, self.commit, self.source)
 
 
 class _Described:

@@ -89,5 +89,11 @@ TEST(SameOrigin, IsFalseWhenEitherUrlIsInvalid) {
   EXPECT_FALSE(same_origin("", ""));
 }
 
+TEST(OriginOf, SpellsOutTheDefaultPortSoEqualOriginsCompareEqual) {
+  EXPECT_EQ(origin_of("https://CDN.example/a?sig=1"), "https://cdn.example:443");
+  EXPECT_EQ(origin_of("http://127.0.0.2:8081/blob"), "http://127.0.0.2:8081");
+  EXPECT_EQ(origin_of("not a url"), "");
+}
+
 }  // namespace
 }  // namespace hfget::http

@@ -94,5 +94,41 @@ TEST(RangeJournal, ResetAndRemove) {
   EXPECT_FALSE(std::filesystem::exists(dir / "j"));
 }
 
+TEST(RangeJournal, KeepsTheValidatorAcrossReopenAndReset) {
+  TempDir dir;
+  const BodyValidator cdn{"https://cdn.example:443", "\"abc\""};
+  {
+    RangeJournal journal = RangeJournal::open(dir / "j", 100, kEtag, 0);
+    journal.persist();
+    journal.add({0, 10});
+    journal.set_validator(cdn);
+    journal.add({10, 20});
+  }
+  RangeJournal reopened = RangeJournal::open(dir / "j", 100, kEtag, 0);
+  EXPECT_EQ(reopened.validator(), cdn);
+  EXPECT_EQ(reopened.completed(), (std::vector<ByteRange>{{0, 20}})) << "the ranges survive the header rewrite";
+  const BodyValidator changed{"https://cdn.example:443", "\"def\""};
+  reopened.reset(changed);
+  EXPECT_EQ(RangeJournal::open(dir / "j", 100, kEtag, 0).validator(), changed);
+  EXPECT_TRUE(RangeJournal::open(dir / "j", 100, kEtag, 0).completed().empty());
+}
+
+TEST(RangeJournal, ReadsAJournalWrittenWithoutAValidator) {
+  TempDir dir;
+  std::ofstream(dir / "j") << R"({"etag":")" << kEtag << R"(","format_version":1,"size":100})" << "\n0 30\n";
+  const RangeJournal journal = RangeJournal::open(dir / "j", 100, kEtag, 0);
+  EXPECT_EQ(journal.completed(), (std::vector<ByteRange>{{0, 30}}));
+  EXPECT_FALSE(journal.validator().has_value());
+}
+
+TEST(RangeJournal, TrustsNothingUnderADamagedHeader) {
+  TempDir dir;
+  std::ofstream(dir / "j") << R"({"etag":")" << kEtag << R"(","format_version":1,"size":100,"validator":7})"
+                           << "\n0 30\n";
+  EXPECT_TRUE(RangeJournal::open(dir / "j", 100, kEtag, 0).completed().empty());
+  std::ofstream(dir / "j") << "not json\n0 30\n";
+  EXPECT_TRUE(RangeJournal::open(dir / "j", 100, kEtag, 0).completed().empty());
+}
+
 }  // namespace
 }  // namespace hfget::store
