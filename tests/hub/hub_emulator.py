@@ -788,7 +788,10 @@ class HubHandler(BaseHandler):
         if self.path.startswith("/_emulator/"):
             return self._control(method, url)
         self.request_id = uuid.uuid4().hex
+        if method == "POST" and url.path.startswith("/api/"):
+            return self._api_post(url)
         if method not in ("GET", "HEAD"):
+            self._drain_request_body()
             raise HubError(405, "Method not allowed")
         if url.path == "/_hop":
             return self._hop(url, head=method == "HEAD")
@@ -912,6 +915,71 @@ class HubHandler(BaseHandler):
             self._authorize(repo, repo_type, repo_id, files=False)
             return self._tree(repo, rest[1], "/".join(rest[2:]).strip("/"), url, head)
         raise HubError(404, "Sorry, we can't find the page you are looking for.")
+
+    def _api_post(self, url) -> None:
+        """POST /api/{type}s/{id}/paths-info/{rev}: the entries of the asked paths (what @huggingface/hub and
+        huggingface_hub's get_paths_info use). The body is form-encoded (`paths=a&paths=b&expand=true`, as
+        httpx sends huggingface_hub's `data=`) or JSON (`{"paths": [...], "expand": true}`, as the npm client
+        sends). Paths that do not exist are left out, as on the Hub; folders come back as directory entries."""
+        body = self._drain_request_body()
+        fault = self.state.faults.take([url.path], ("status",), target="api")
+        if fault:
+            self._record["fault"] = fault.kind
+            extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            raise HubError(fault.status, f"injected {fault.status}", headers=extra)
+        segments = url.path.split("/")[2:]   # after "/api/"
+        plural = segments[0] if segments else ""
+        repo_type = plural[:-1] if plural.endswith("s") else ""
+        if repo_type not in REPO_TYPES or len(segments) < 2:
+            raise HubError(404, "Sorry, we can't find the page you are looking for.")
+        repo, repo_id, rest = self._find_repo(repo_type, [unquote(s) for s in segments[1:]])
+        if not rest or rest[0] != "paths-info":
+            raise HubError(404, "Sorry, we can't find the page you are looking for.")
+        self._authorize(repo, repo_type, repo_id, files=False)
+        revision = "/".join(rest[1:]).strip("/")   # percent-encoded or not (refs/pr/1)
+        commit = self._commit(repo, revision or repo.default_branch)
+        paths, expand = self._paths_info_request(body)
+        files = {e["path"]: e for e in commit.tree_entries}
+        answer, seen = [], set()
+        for path in paths:
+            path = path.strip("/")
+            entry = files.get(path)
+            if entry is None or path in seen:
+                continue
+            seen.add(path)
+            entry = dict(entry)
+            if expand:
+                # The emulator's commits have no history: the commit is the last one that touched every path.
+                entry["lastCommit"] = {"id": commit.sha, "title": "Upload folder using huggingface_hub",
+                                       "date": "2026-01-01T00:00:00.000Z"}
+                if entry["type"] == "file":
+                    entry["securityFileStatus"] = {"status": "safe"}
+            answer.append(entry)
+        self._send_json(200, answer)
+
+    def _paths_info_request(self, body: bytes) -> tuple[list[str], bool]:
+        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        try:
+            if content_type == "application/json":
+                document = json.loads(body or b"{}")
+                if not isinstance(document, dict):
+                    raise ValueError("body must be a JSON object")
+                paths, expand = document.get("paths"), document.get("expand", False)
+                if isinstance(paths, str):
+                    paths = [paths]
+                if not isinstance(expand, bool):
+                    raise ValueError('"expand" must be a boolean')
+            elif content_type in ("application/x-www-form-urlencoded", ""):
+                form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+                paths = form.get("paths")
+                expand = form.get("expand", ["false"])[-1].lower() in ("true", "1")
+            else:
+                raise ValueError(f"unsupported Content-Type {content_type!r}")
+        except (ValueError, UnicodeDecodeError) as error:
+            raise HubError(400, f"Invalid body: {error}") from None
+        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+            raise HubError(400, '"paths" must be a non-empty list of strings')
+        return paths, expand
 
     def _repo_info(self, repo: Repo, revision: str, head: bool) -> None:
         commit = self._commit(repo, revision)

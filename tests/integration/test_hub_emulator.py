@@ -109,6 +109,58 @@ class EmulatorApiTest(HfgetTestCase):
         self.assertEqual(http_request("GET", url, {"Range": "bytes=2-4"}).body, data[2:5])
         self.assertEqual(http_request("GET", url, {"Range": f"bytes={len(data)}-"}).status, 416)
 
+    def test_range_on_an_empty_file_is_unsatisfiable(self):
+        # RFC 9110 §14.1.1: a zero-length representation satisfies no first-byte range; AWS S3 answers 416
+        # InvalidRange with Content-Range: bytes */0 (nginx ignores the Range and answers 200: also allowed).
+        url = f"{self.hub.url}/{REPO}/resolve/main/extra/empty.txt"
+        self.assertEqual(self.files["extra/empty.txt"].size, 0)
+        probe = http_request("GET", url, {"Range": "bytes=0-0"})
+        self.assertEqual((probe.status, probe.headers["Content-Range"], probe.body), (416, "bytes */0", b""))
+        whole = http_request("GET", url)
+        self.assertEqual((whole.status, whole.headers["Content-Length"], whole.body), (200, "0", b""))
+        self.assertEqual(whole.headers["ETag"], f'"{self.files["extra/empty.txt"].content_oid}"')
+
+    def paths_info(self, repo_path: str, revision: str, body: bytes, content_type: str,
+                   token: str | None = None):
+        headers = {"Content-Type": content_type, **({"Authorization": f"Bearer {token}"} if token else {})}
+        return http_request("POST", f"{self.hub.url}/api/{repo_path}/paths-info/{quote(revision, safe='')}",
+                            headers, body)
+
+    def test_paths_info_answers_json_and_form_bodies_like_the_tree(self):
+        commit = self.hub.commit(REPO)
+        tree = {e["path"]: e for e in self.list_tree(f"models/{REPO}", commit)[0]}
+        asked = ["model-00001-of-00002.safetensors", "config.json", "extra/nested", "no/such/file"]
+        as_json = self.paths_info(f"models/{REPO}", commit, json.dumps({"paths": asked}).encode(),
+                                  "application/json")
+        self.assertEqual(as_json.status, 200, as_json.body)
+        # Missing paths are left out; files and folders are the tree's own entries, in the order asked.
+        self.assertEqual(as_json.json(), [tree[p] for p in asked[:3]])
+        form = "&".join(f"paths={quote(p, safe='')}" for p in asked) + "&expand=false"
+        as_form = self.paths_info(f"models/{REPO}", "main", form.encode(), "application/x-www-form-urlencoded")
+        self.assertEqual(as_form.json(), as_json.json())
+
+    def test_paths_info_expand_adds_the_last_commit(self):
+        commit = self.hub.commit(REPO)
+        body = json.dumps({"paths": ["config.json", "docs"], "expand": True}).encode()
+        entries = self.paths_info(f"models/{REPO}", "main", body, "application/json").json()
+        self.assertEqual([e["path"] for e in entries], ["config.json", "docs"])
+        for entry in entries:
+            self.assertEqual(entry["lastCommit"]["id"], commit)
+            self.assertRegex(entry["lastCommit"]["date"], r"^\d{4}-\d\d-\d\dT")
+        self.assertEqual(entries[0]["securityFileStatus"]["status"], "safe")
+        self.assertNotIn("securityFileStatus", entries[1])
+
+    def test_paths_info_errors_and_access_rules(self):
+        body = json.dumps({"paths": ["config.json"]}).encode()
+        missing_rev = self.paths_info(f"models/{REPO}", "nope", body, "application/json")
+        self.assertEqual((missing_rev.status, missing_rev.headers["X-Error-Code"]), (404, "RevisionNotFound"))
+        for bad in (b"{}", b'{"paths": "x", "expand": "yes"}', b"[1]", b"not json"):
+            self.assertEqual(self.paths_info(f"models/{REPO}", "main", bad, "application/json").status, 400, bad)
+        self.assertEqual(self.paths_info(f"datasets/emu-org/emu-data", "main", body, "application/json").status, 401)
+        private = self.paths_info("datasets/emu-org/emu-data", "main", body, "application/json", TOKEN)
+        self.assertEqual([e["path"] for e in private.json()], ["config.json"])
+        self.assertEqual(http_request("POST", f"{self.hub.url}/api/models/{REPO}/tree/main", {}, b"x").status, 404)
+
     def test_lfs_resolve_redirects_to_a_signed_url_on_another_host(self):
         f = self.files["model-00001-of-00002.safetensors"]
         head = http_request("HEAD", f"{self.hub.url}/{REPO}/resolve/main/{f.path}", {"Authorization": f"Bearer {TOKEN}"})
