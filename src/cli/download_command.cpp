@@ -19,8 +19,10 @@
 
 #include "cli/detach.hpp"
 #include "cli/exit_code.hpp"
+#include "cli/hub_options.hpp"
 #include "cli/progress_reporter.hpp"
 #include "cli/state_file.hpp"
+#include "cli/target.hpp"
 #include "hfget/download.hpp"
 #include "hfget/environment.hpp"
 #include "hfget/error.hpp"
@@ -34,16 +36,13 @@ struct DownloadFlags {
   std::string repo_id;
   std::vector<std::string> files;
   std::string revision = "main";
-  std::string repo_type = "model";
+  HubFlags hub;
   std::vector<std::string> include;
   std::vector<std::string> exclude;
   std::string local_dir;
   std::string cache_dir;
-  std::string token;
-  std::string endpoint;
   std::string progress = "auto";
   std::string log_file;
-  std::string ca_bundle;
   int max_workers = 8;
   int connections = 16;
   std::string chunk_size;
@@ -59,18 +58,17 @@ struct DownloadFlags {
 };
 
 DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env) {
-  const std::optional<RepoType> type = parse_repo_type(flags.repo_type);
-  if (!type) throw Error(ErrorCode::kUsage, "--repo-type must be model, dataset or space");
   DownloadOptions options;
-  options.repo = RepoId::parse(flags.repo_id, *type);
+  options.repo = RepoId::parse(flags.repo_id, repo_type_from(flags.hub.repo_type));
   options.revision = flags.revision;
   options.selection = {flags.files, flags.include, flags.exclude};
   if (!flags.local_dir.empty()) options.local_dir = std::filesystem::absolute(util::expand_user_and_vars(flags.local_dir));
-  options.cache_dir =
-      std::filesystem::absolute(flags.cache_dir.empty() ? env.hub_cache : util::expand_user_and_vars(flags.cache_dir));
-  options.endpoint = flags.endpoint.empty() ? env.endpoint : flags.endpoint;
-  while (!options.endpoint.empty() && options.endpoint.back() == '/') options.endpoint.pop_back();
-  options.token = flags.token.empty() ? env.token : Secret(clean_token(flags.token));
+  options.cache_dir = cache_dir_from(flags.cache_dir, env);
+  HubAccess access = hub_access(flags.hub, env);
+  options.endpoint = std::move(access.endpoint);
+  options.token = std::move(access.token);
+  options.ca_bundle = std::move(access.ca_bundle);
+  options.ca_path = std::move(access.ca_path);
   options.max_workers = flags.max_workers;
   options.connections = flags.connections;
   if (!flags.chunk_size.empty()) {
@@ -85,12 +83,6 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   if (flags.stall_timeout_seconds < 1) throw Error(ErrorCode::kUsage, "--stall-timeout must be at least 1 second");
   options.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
   options.retry_base_delay = env.retry_base_delay;
-  if (!flags.ca_bundle.empty() && !std::filesystem::is_regular_file(flags.ca_bundle)) {
-    throw Error(ErrorCode::kUsage, "--ca-bundle: no such file: " + flags.ca_bundle);
-  }
-  options.ca_bundle = flags.ca_bundle.empty() ? env.ca_bundle
-                                              : std::optional<std::filesystem::path>(std::filesystem::absolute(flags.ca_bundle));
-  options.ca_path = env.ca_path;
   options.check_space = !flags.no_space_check;
   options.wait_for_lock = !flags.no_wait;
   return options;
@@ -249,17 +241,12 @@ DownloadCommand add_download_command(CLI::App& app) {
   command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
   command->add_option("files", flags->files, "Files (or fnmatch patterns) to download; default: all");
   command->add_option("--revision", flags->revision, "Branch, tag or commit")->capture_default_str();
-  command->add_option("--repo-type", flags->repo_type, "model, dataset or space")
-      ->check(CLI::IsMember({"model", "dataset", "space"}))
-      ->capture_default_str();
+  add_hub_options(command, flags->hub);
   command->add_option("--include", flags->include, "Only files matching this pattern (repeatable)");
   command->add_option("--exclude", flags->exclude, "Skip files matching this pattern (repeatable)");
   CLI::Option* local_dir = command->add_option("--local-dir", flags->local_dir, "Download into this directory");
   CLI::Option* cache_dir = command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
   local_dir->excludes(cache_dir);
-  command->add_option("--token", flags->token, "Hub token (default: HF_TOKEN or the token file)");
-  command->add_option("--endpoint", flags->endpoint, "Hub URL (default: HF_ENDPOINT or https://huggingface.co)");
-  command->add_option("--ca-bundle", flags->ca_bundle, "CA certificates (PEM) to trust (default: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's)");
   command->add_option("--max-workers", flags->max_workers, "Files downloaded at once")->capture_default_str();
   command->add_option("--connections", flags->connections, "HTTP connections in all, shared by those files")
       ->capture_default_str();

@@ -9,8 +9,10 @@
 #include <csignal>
 #include <cstdio>
 
+#include "cli/cache_commands.hpp"
 #include "cli/download_command.hpp"
 #include "cli/exit_code.hpp"
+#include "cli/ls_command.hpp"
 #include "cli/signals.hpp"
 #include "cli/status_command.hpp"
 #include "cli/verify_command.hpp"
@@ -33,7 +35,8 @@ int run(int argc, char** argv) {
   const hfget::cli::DownloadCommand download = hfget::cli::add_download_command(app);
   const std::vector<std::function<int(const hfget::cli::RunContext&)>> commands{
       download.run, hfget::cli::add_verify_command(app), hfget::cli::add_status_command(app),
-      hfget::cli::add_wait_command(app)};
+      hfget::cli::add_wait_command(app), hfget::cli::add_ls_command(app), hfget::cli::add_cache_command(app),
+      hfget::cli::add_rm_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/exit_code.hpp"
+#include "cli/hub_options.hpp"
 #include "cli/state_file.hpp"
 #include "cli/target.hpp"
 #include "hfget/error.hpp"
@@ -157,9 +158,7 @@ int run_wait(const TargetFlags& flags, const RunContext& context) {
 
 CLI::App* add_target_options(CLI::App* command, TargetFlags& flags) {
   command->add_option("target", flags.target, "A --local-dir download, or a repo id in the HF cache")->required();
-  command->add_option("--repo-type", flags.repo_type, "model, dataset or space")
-      ->check(CLI::IsMember({"model", "dataset", "space"}))
-      ->capture_default_str();
+  add_repo_type_option(command, flags.repo_type);
   command->add_option("--cache-dir", flags.cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
   return command;
 }

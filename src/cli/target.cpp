@@ -12,8 +12,7 @@ Target resolve_target(const std::string& text, const std::string& repo_type, con
   const std::optional<RepoType> type = parse_repo_type(repo_type);
   if (!type) throw Error(ErrorCode::kUsage, "--repo-type must be model, dataset or space");
   Target target;
-  target.cache_dir =
-      std::filesystem::absolute(cache_dir_flag.empty() ? env.hub_cache : util::expand_user_and_vars(cache_dir_flag));
+  target.cache_dir = cache_dir_from(cache_dir_flag, env);
   if (text.empty()) throw Error(ErrorCode::kUsage, "the target is empty");
   std::error_code error;
   const bool is_directory = std::filesystem::is_directory(text, error);
@@ -29,6 +28,10 @@ Target resolve_target(const std::string& text, const std::string& repo_type, con
     target.repo = RepoId::parse(text, *type);
   }
   return target;
+}
+
+std::filesystem::path cache_dir_from(const std::string& cache_dir_flag, const HubEnvironment& env) {
+  return std::filesystem::absolute(cache_dir_flag.empty() ? env.hub_cache : util::expand_user_and_vars(cache_dir_flag));
 }
 
 std::filesystem::path state_dir_of(const Target& target) {

@@ -24,4 +24,7 @@ Target resolve_target(const std::string& text, const std::string& repo_type, con
 
 std::filesystem::path state_dir_of(const Target& target);
 
+/// The HF cache a command uses: `--cache-dir` (with ~ and $VARS expanded), else the environment's; absolute.
+std::filesystem::path cache_dir_from(const std::string& cache_dir_flag, const HubEnvironment& env);
+
 }  // namespace hfget::cli

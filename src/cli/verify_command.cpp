@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "cli/exit_code.hpp"
+#include "cli/hub_options.hpp"
 #include "cli/target.hpp"
 #include "cli/verify_report.hpp"
 #include "hfget/environment.hpp"
@@ -64,9 +65,7 @@ std::function<int(const RunContext&)> add_verify_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("verify", "Check that a downloaded snapshot is complete and intact");
   command->add_option("target", flags->target, "A --local-dir download, or a repo id in the HF cache")->required();
   command->add_option("--revision", flags->revision, "Branch, tag or commit (cache)")->capture_default_str();
-  command->add_option("--repo-type", flags->repo_type, "model, dataset or space")
-      ->check(CLI::IsMember({"model", "dataset", "space"}))
-      ->capture_default_str();
+  add_repo_type_option(command, flags->repo_type);
   command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
   command->add_flag("--online", flags->online, "Re-read the file listing from the Hub");
   command->add_option("--endpoint", flags->endpoint, "Hub URL, with --online");
