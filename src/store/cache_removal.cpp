@@ -197,12 +197,16 @@ CacheRemovalPlan remove_from_cache(const std::filesystem::path& cache_dir, const
   const std::filesystem::path state_dir = store::state_dir_in_cache(cache_dir, repo);
   store::create_directories_within(repo_path, state_dir.lexically_relative(repo_path));
   const store::TargetLock lock = store::lock_for_removal(state_dir);
+  const std::uint64_t lock_bytes = store::bytes_below(state_dir / "download.lock");
   // Planned again under the lock: a download may have added a snapshot since the first look.
   CacheRemovalPlan plan = plan_cache_removal(cache_dir, repo, revision);
   plan.bytes_freed = 0;
   for (const std::filesystem::path& path : plan.paths) {
     plan.bytes_freed += store::remove_within(plan.whole_repo ? cache_dir : repo_path, path);
   }
+  // The lock file went with the repo, holding the PID this removal wrote into it: not space the user had
+  // used.
+  if (plan.whole_repo) plan.bytes_freed -= std::min(plan.bytes_freed, lock_bytes);
   if (!plan.whole_repo) {
     // Folders a removed ref or marker leaves empty (refs/refs/pr/), deepest first; the top-level folders
     // stay.
