@@ -15,6 +15,7 @@
 #include "util/atomic_file.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
+#include "store/partial_claim.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
 #include "util/read_text_file.hpp"
@@ -107,7 +108,7 @@ class CacheLayout final : public Layout {
 
   PartialFile open_partial(const RemoteFile& file) override {
     create_directories_within(cache_dir_, std::filesystem::path(cache_folder_name(repo_)) / "blobs");
-    return PartialFile::open(partial_path(file));
+    return open_private_partial(partial_path(file));
   }
 
   FileLock lock(const RemoteFile& file, const std::stop_token& stop) override {
@@ -140,10 +141,11 @@ std::vector<std::string> selected_paths(const std::vector<RemoteFile>& files) {
 }
 
 std::uint64_t Layout::partial_bytes(const RemoteFile& file) const {
-  struct stat info {};
-  const std::filesystem::path path = partial_path(file);
-  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return 0;
-  return std::min(static_cast<std::uint64_t>(info.st_size), file.size);
+  std::uint64_t most = 0;
+  for (const PartialCandidate& candidate : find_partials(partial_path(file))) {
+    if (!candidate.owner_alive) most = std::max(most, std::min(candidate.bytes, file.size));
+  }
+  return most;
 }
 
 void Layout::check_paths(const std::vector<RemoteFile>& files) const {
@@ -170,15 +172,8 @@ void Layout::check_paths(const std::vector<RemoteFile>& files) const {
   }
 }
 
-std::filesystem::path Layout::journal_path(const RemoteFile& file) const {
-  // blobs/<etag>.hfget-journal, or download/<dir>/<name>.<etag16>.hfget-journal.
-  return std::filesystem::path(partial_path(file)).replace_extension(".hfget-journal");
-}
-
 void Layout::remove_leftovers(const RemoteFile& file) const {
-  std::error_code ignored;
-  std::filesystem::remove(partial_path(file), ignored);
-  std::filesystem::remove(journal_path(file), ignored);
+  remove_abandoned_partials(partial_path(file));
 }
 
 std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit) {

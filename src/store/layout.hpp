@@ -41,18 +41,18 @@ class Layout {
   /// downloaded again. As the Python client does for local dirs.
   virtual bool adopt_unrecorded(const RemoteFile& /*file*/) { return false; }
 
-  /// Our resumable partial file: never under the final name, never a name the Python client prunes or resumes.
+  /// The shared name of the file's partial files: never the final name, never one the Python client prunes
+  /// or resumes. Each process writes its own beside it (see store/partial_claim.hpp).
   virtual std::filesystem::path partial_path(const RemoteFile& file) const = 0;
   /// The lock file the Python client takes for the same file.
   virtual std::filesystem::path lock_path(const RemoteFile& file) const = 0;
-  /// Opens (creating its folder) the partial file, which resumes at its current size.
+  /// Opens (creating its folder) this process's own partial file, claiming one an earlier run left.
   virtual PartialFile open_partial(const RemoteFile& file) = 0;
   /// Takes the file's lock (creating its folder); see FileLock.
   virtual FileLock lock(const RemoteFile& file, const std::stop_token& stop) = 0;
-  /// Bytes already in the partial file, without creating anything: what a resume will not fetch again.
+  /// Bytes in the fullest partial file a resume would claim, without creating anything: what it will not
+  /// fetch again.
   std::uint64_t partial_bytes(const RemoteFile& file) const;
-  /// The range journal beside the partial file.
-  std::filesystem::path journal_path(const RemoteFile& file) const;
 
   /// Publishes verified bytes under the final name (atomic rename), then links or records them.
   virtual void publish(const RemoteFile& file, PartialFile&& partial) = 0;

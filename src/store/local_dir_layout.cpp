@@ -16,6 +16,7 @@
 #include "util/atomic_file.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
+#include "store/partial_claim.hpp"
 #include "store/read_blocks.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
@@ -126,7 +127,7 @@ class LocalDirLayout final : public Layout {
 
   PartialFile open_partial(const RemoteFile& file) override {
     create_directories_within(root_, download_folder(file));
-    return PartialFile::open(partial_path(file));
+    return open_private_partial(partial_path(file));
   }
 
   FileLock lock(const RemoteFile& file, const std::stop_token& stop) override {

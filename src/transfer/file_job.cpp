@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "store/partial_claim.hpp"
+
 namespace hfget::transfer {
 FileJob::FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress)
     : file_(std::move(file)), layout_(layout), progress_(progress) {}
@@ -24,7 +26,7 @@ bool FileJob::activate(const std::stop_token& stop) {
   }
   partial_.emplace(layout_.open_partial(file_));
   // Without a journal, a partial file is the contiguous prefix a single-stream run left.
-  journal_.emplace(store::RangeJournal::open(layout_.journal_path(file_), file_.size, file_.etag(),
+  journal_.emplace(store::RangeJournal::open(store::journal_path_for(partial_->path()), file_.size, file_.etag(),
                                              std::min(partial_->size(), file_.size)));
   // A journal that claims bytes the partial file does not hold (deleted or truncated by hand) is not trusted.
   const std::vector<store::ByteRange>& recorded = journal_->completed();

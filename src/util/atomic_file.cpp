@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <random>
 
@@ -20,12 +21,25 @@ void throw_file_error(const std::string& what, const std::filesystem::path& path
               fmt::format("{} '{}': {}", what, path.string(), std::strerror(error_number)), path);
 }
 
+namespace {
+
+// A temporary lives for milliseconds between its creation and its rename; a younger one may be another
+// process's write in flight (where the target lock does not work, two runs can share a folder).
+bool older_than_a_minute(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto modified = std::filesystem::last_write_time(path, error);
+  return !error && std::filesystem::file_time_type::clock::now() - modified > std::chrono::minutes(1);
+}
+
+}  // namespace
+
 void remove_stale_temporaries(const std::filesystem::path& directory) {
   std::error_code error;
   std::filesystem::recursive_directory_iterator it(directory, error);
   for (; !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (name.size() > kTemporarySuffix.size() && name.ends_with(kTemporarySuffix) && !it->is_directory()) {
+    if (name.size() > kTemporarySuffix.size() && name.ends_with(kTemporarySuffix) && !it->is_directory() &&
+        older_than_a_minute(it->path())) {
       std::error_code ignored;
       std::filesystem::remove(it->path(), ignored);
     }

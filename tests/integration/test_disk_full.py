@@ -147,9 +147,9 @@ class DiskFullTest(HfgetTestCase):
             for name in files_under(root):
                 if name.startswith(".cache/"):
                     if name.endswith(".hfget-partial"):
-                        # .cache/huggingface/download/<dir>/<name>.<etag16>.hfget-partial
+                        # .cache/huggingface/download/<dir>/<name>.<etag16>.<owner>.hfget-partial
                         stem = name[len(".cache/huggingface/download/"):-len(".hfget-partial")]
-                        path, _, etag16 = stem.rpartition(".")
+                        path, _, etag16 = stem.rpartition(".")[0].rpartition(".")
                         self.assertIn(path, self.files, f"partial file of an unknown path: {name}")
                         self.assertEqual(self.files[path].etag[:16], etag16, name)
                         partials.append((root / name, path))
@@ -162,7 +162,7 @@ class DiskFullTest(HfgetTestCase):
             for name in files_under(blobs):
                 if name.endswith(".hfget-journal"):   # a partial file's own bookkeeping, where there is one
                     continue
-                etag = name.removesuffix(".hfget-partial")
+                etag = name.removesuffix(".hfget-partial").split(".")[0]   # <etag>.<owner>.hfget-partial
                 self.assertIn(etag, by_etag, f"unexpected blob {name}")
                 path, source = by_etag[etag]
                 if name.endswith(".hfget-partial"):

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "crypto/digest.hpp"
+#include "store/partial_claim.hpp"
 #include "support/temp_dir.hpp"
 
 namespace hfget::transfer {
@@ -54,6 +55,17 @@ struct Fixture {
     const std::uint64_t begin = task.position;
     task.job->write(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
     task.position = end;
+  }
+
+  // A killed run's partial file carries its owner's PID, here the PID of this very test: give it the
+  // shared name (what older runs left, always free to claim), as if its owner were gone.
+  void orphan_partials(const RemoteFile& file) const {
+    const std::filesystem::path shared = layout->partial_path(file);
+    for (const store::PartialCandidate& candidate : store::find_partials(shared)) {
+      std::error_code no_journal;
+      std::filesystem::rename(candidate.journal, store::journal_path_for(shared), no_journal);
+      std::filesystem::rename(candidate.partial, shared);
+    }
   }
 
   std::string blob(const RemoteFile& file) const {
@@ -154,6 +166,7 @@ TEST(ChunkScheduler, ResumesOnlyWhatAnEarlierRunDidNotRecord) {
     RangeTask* unfinished = first_run.next();
     first_run.done(unfinished, Error(ErrorCode::kInterrupted, "interrupted"));
   }
+  f.orphan_partials(file);
   std::vector<std::unique_ptr<FileJob>> jobs;
   jobs.push_back(f.job(file));
   ChunkScheduler second_run(std::move(jobs), {8, kMiB, kMiB}, {});

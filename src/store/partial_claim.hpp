@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "store/partial_file.hpp"
+
+namespace hfget::store {
+
+// Each download writes its own partial file, "<stem>.<owner>.hfget-partial" beside the file's shared name
+// "<stem>.hfget-partial", where <owner> is "<host>-<pid>-<random>". Two processes therefore never write the
+// same inode, even where file locks silently do nothing (NFS, Lustre): what one of them publishes cannot be
+// overwritten or truncated by the other. A later run resumes from a partial file whose owner is gone by
+// claiming it — renaming it to its own name, which only one claimer can do.
+
+/// A partial file left beside `shared_name`, with its journal.
+struct PartialCandidate {
+  std::filesystem::path partial;
+  std::filesystem::path journal;
+  std::uint64_t bytes = 0;  // allocated data (a file with holes counts what it holds)
+  bool owner_alive = false;
+};
+
+/// How long a partial file written from another host stays untouched before it counts as abandoned: its
+/// owner cannot be asked, and a live download rewrites its journal many times a minute.
+inline constexpr std::chrono::minutes kForeignPartialStaleAfter{10};
+
+/// A new, unique partial file name for this process beside `shared_name`.
+std::filesystem::path private_partial_path(const std::filesystem::path& shared_name);
+/// The range journal of a partial file.
+std::filesystem::path journal_path_for(const std::filesystem::path& partial);
+
+/// Every partial file of this file: the shared name (left by older versions) and every owner's.
+std::vector<PartialCandidate> find_partials(const std::filesystem::path& shared_name);
+/// Renames the fullest partial file whose owner is gone (and its journal) to `private_name`. Returns false
+/// when there is none, or another process claimed each first.
+bool claim_abandoned_partial(const std::filesystem::path& shared_name, const std::filesystem::path& private_name);
+/// Opens this process's own partial file for the file whose shared name is `shared_name`, resuming from an
+/// abandoned one when there is one.
+PartialFile open_private_partial(const std::filesystem::path& shared_name);
+/// Deletes every partial file (and journal) of this file whose owner is gone: the file is complete.
+void remove_abandoned_partials(const std::filesystem::path& shared_name);
+
+}  // namespace hfget::store

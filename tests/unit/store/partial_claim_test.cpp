@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+#include "store/partial_claim.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "support/temp_dir.hpp"
+
+namespace hfget::store {
+namespace {
+
+using test_support::TempDir;
+
+void write_file(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+// A PID that existed a moment ago and no longer does: a child that has exited and been reaped.
+long dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+std::string this_host() {
+  // The owner part of a name this process makes: "<stem>.<host>-<pid>-<random>.hfget-partial".
+  const std::string name = private_partial_path("/x/s.hfget-partial").filename().string();
+  const std::string owner = name.substr(2, name.size() - 2 - std::string(".hfget-partial").size());
+  return owner.substr(0, owner.find('-'));
+}
+
+TEST(PartialClaim, EachOpenGetsItsOwnNameBesideTheSharedOne) {
+  const std::filesystem::path shared = "/cache/blobs/abc.hfget-partial";
+  const std::filesystem::path first = private_partial_path(shared);
+  const std::filesystem::path second = private_partial_path(shared);
+  EXPECT_NE(first, second) << "two jobs of one process never share a partial file";
+  EXPECT_EQ(first.parent_path(), shared.parent_path());
+  EXPECT_TRUE(first.filename().string().starts_with("abc."));
+  EXPECT_TRUE(first.filename().string().ends_with(".hfget-partial"));
+  EXPECT_NE(first.filename().string().find("-" + std::to_string(::getpid()) + "-"), std::string::npos);
+  EXPECT_EQ(journal_path_for(first).extension(), ".hfget-journal");
+}
+
+TEST(PartialClaim, ClaimsTheFullestPartialOfAGoneOwnerWithItsJournal) {
+  TempDir dir;
+  const std::filesystem::path shared = dir / "abc.hfget-partial";
+  const std::string gone = this_host() + "-" + std::to_string(dead_pid()) + "-0000beef";
+  write_file(dir / ("abc." + gone + ".hfget-partial"), std::string(100000, 'x'));
+  write_file(dir / ("abc." + gone + ".hfget-journal"), "journal");
+  write_file(shared, "small");  // an older run's, under the shared name
+  const std::filesystem::path mine = private_partial_path(shared);
+  ASSERT_TRUE(claim_abandoned_partial(shared, mine));
+  EXPECT_EQ(std::filesystem::file_size(mine), 100000U);
+  EXPECT_TRUE(std::filesystem::exists(journal_path_for(mine)));
+  EXPECT_FALSE(std::filesystem::exists(dir / ("abc." + gone + ".hfget-partial")));
+  EXPECT_TRUE(std::filesystem::exists(shared)) << "only one is claimed";
+}
+
+TEST(PartialClaim, NeverClaimsAPartialWhoseOwnerIsAlive) {
+  TempDir dir;
+  const std::filesystem::path shared = dir / "abc.hfget-partial";
+  const std::filesystem::path live = private_partial_path(shared);  // owned by this (live) process
+  write_file(live, "data");
+  // Another host's partial, written just now: its owner cannot be asked, and it is being written.
+  write_file(dir / "abc.otherhost-12-0000beef.hfget-partial", "data");
+  EXPECT_FALSE(claim_abandoned_partial(shared, private_partial_path(shared)));
+  remove_abandoned_partials(shared);
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_TRUE(std::filesystem::exists(dir / "abc.otherhost-12-0000beef.hfget-partial"));
+}
+
+TEST(PartialClaim, AnotherHostsPartialUntouchedForLongIsAbandoned) {
+  TempDir dir;
+  const std::filesystem::path shared = dir / "abc.hfget-partial";
+  const std::filesystem::path stale = dir / "abc.otherhost-12-0000beef.hfget-partial";
+  write_file(stale, "data");
+  std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  const std::vector<PartialCandidate> found = find_partials(shared);
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_FALSE(found[0].owner_alive);
+  remove_abandoned_partials(shared);
+  EXPECT_FALSE(std::filesystem::exists(stale));
+}
+
+TEST(PartialClaim, IgnoresNamesThatOnlyLookAlike) {
+  TempDir dir;
+  const std::filesystem::path shared = dir / "a.bin.0123456789abcdef.hfget-partial";
+  // The partial of another file, "a.bin.0123456789abcdef.x", whose name starts the same way.
+  write_file(dir / "a.bin.0123456789abcdef.x.fedcba9876543210.hfget-partial", "other");
+  write_file(dir / "a.bin.0123456789abcdef.not-an-owner.hfget-partial", "other");
+  EXPECT_TRUE(find_partials(shared).empty());
+}
+
+}  // namespace
+}  // namespace hfget::store
