@@ -3,8 +3,11 @@
 // exact type libcurl reads (curl_easy_setopt is varargs; a wrong type is undefined behaviour).
 #include "http/easy_request.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string_view>
 
 #include "hfget/library.hpp"
@@ -97,6 +100,21 @@ void EasyRequest::set_pointer(CURLoption option, void* value) {
   }
 }
 
+namespace {
+
+const char* non_empty_env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+}  // namespace
+
+const char* EasyRequest::proxy_from_upper_case_variable(const std::string& url) {
+  if (url.rfind("http://", 0) != 0 && url.rfind("HTTP://", 0) != 0) return nullptr;
+  if (non_empty_env("http_proxy") != nullptr) return nullptr;
+  return non_empty_env("HTTP_PROXY");
+}
+
 void EasyRequest::configure_defaults() {
   // Worker threads: libcurl must not use signals for timeouts.
   set_long(CURLOPT_NOSIGNAL, 1L);
@@ -115,6 +133,7 @@ void EasyRequest::configure_defaults() {
   if (settings_.ca_bundle) set_text(CURLOPT_CAINFO, settings_.ca_bundle->c_str());
   if (settings_.ca_path) set_text(CURLOPT_CAPATH, settings_.ca_path->c_str());
   set_long(CURLOPT_VERBOSE, 0L);  // -v logs requests itself, with the token redacted
+  set_pointer(CURLOPT_ERRORBUFFER, error_text_.data());
 
   set_pointer(CURLOPT_HEADERDATA, this);
   if (curl_easy_setopt(handle_.get(), CURLOPT_HEADERFUNCTION, &EasyRequest::on_header) != CURLE_OK ||
@@ -152,7 +171,13 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
     range = std::to_string(*spec.range_from) + "-" + (spec.range_last ? std::to_string(*spec.range_last) : "");
   }
   set_text(CURLOPT_RANGE, spec.range_from ? range.c_str() : nullptr);
+  // libcurl reads only the lower-case http_proxy for http URLs (a guard for CGI programs, where HTTP_PROXY
+  // can come from a request header); huggingface_hub (requests) honours HTTP_PROXY too, and so do we.
+  // NULL restores libcurl's own reading of the environment; no_proxy/NO_PROXY applies either way.
+  const char* upper_http_proxy = proxy_from_upper_case_variable(spec.url);
+  set_text(CURLOPT_PROXY, upper_http_proxy);
 
+  error_text_[0] = '\0';
   const CURLcode code = curl_easy_perform(handle_.get());
   set_pointer(CURLOPT_HTTPHEADER, nullptr);  // `headers` dies with this scope
   response_ = nullptr;
@@ -168,7 +193,12 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
     }
   }
   response.failure = sink_stopped_ ? TransportFailure::kStoppedBySink : classify(code);
-  if (code != CURLE_OK) response.failure_message = curl_easy_strerror(code);
+  if (code != CURLE_OK) response.failure_message = error_text_[0] != '\0' ? error_text_.data() : curl_easy_strerror(code);
+  long connect_status = 0;
+  if (code != CURLE_OK && curl_easy_getinfo(handle_.get(), CURLINFO_HTTP_CONNECTCODE, &connect_status) == CURLE_OK &&
+      connect_status >= 300) {
+    response.failure_message = fmt::format("the proxy refused the tunnel (CONNECT answered HTTP {})", connect_status);
+  }
   return response;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -96,6 +97,7 @@ class EasyRequest {
   static int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) noexcept;
 
   void configure_defaults();
+  static const char* proxy_from_upper_case_variable(const std::string& url);
   void set_long(CURLoption option, long value);
   void set_offset(CURLoption option, curl_off_t value);
   void set_text(CURLoption option, const char* value);
@@ -103,6 +105,9 @@ class EasyRequest {
 
   TransportSettings settings_;
   EasyHandle handle_;
+  // libcurl's detailed words for the last failure ("Failed to connect to <proxy> port N", "CONNECT tunnel
+  // failed, response 403"): curl_easy_strerror() alone would not name the host that failed.
+  std::array<char, CURL_ERROR_SIZE> error_text_{};
   // State of the request in flight; reset by get().
   HttpResponse* response_ = nullptr;
   BodySink* sink_ = nullptr;

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from harness import KIB, ManagedProcess, TlsProxy, unused_port, wait_until
 from support import HfgetTestCase, files_under
-from test_hostile_server import known_bug
 from test_tls import OPENSSL, make_pki
 
 # Neither the repo name nor the token contains the word "proxy" (the error-message checks look for it).
@@ -283,12 +282,8 @@ class ProxyTest(HfgetTestCase):
                 self.assertTrue(any(t.startswith(f"{self.hub.url}/") for t in targets), "Hub requests proxied")
                 self.assertTrue(any(t.startswith(f"{self.hub.cdn_url}/") for t in targets), "CDN requests proxied")
 
-    # Known bug: upper-case HTTP_PROXY alone is ignored, and the download silently goes direct. libcurl reads
-    # only lower-case http_proxy for http:// URLs (its "httpoxy" guard), and hfget sets no CURLOPT_PROXY of
-    # its own; huggingface_hub (httpx/requests, via urllib.request.getproxies) honours HTTP_PROXY. Same
-    # environment, different network path: on a host that only allows egress through the proxy, hfget fails
-    # where `hf download` works. (docs/cli.md lists only the lower-case http_proxy.)
-    @known_bug
+    # libcurl reads only lower-case http_proxy for http:// URLs (its "httpoxy" guard); huggingface_hub
+    # (requests, urllib.request.getproxies) honours HTTP_PROXY, and so does hfget: same environment, same path.
     def test_upper_case_http_proxy_is_honoured_like_huggingface_hub(self):
         result, cache = self.download({"HTTP_PROXY": self.proxy.url})
         self.assertDownloaded(result, cache)
@@ -327,12 +322,8 @@ class ProxyTest(HfgetTestCase):
     def test_dead_proxy_fails_with_7_quickly(self):
         self.dead_proxy_run()
 
-    # Known bug: the error does not say that the *proxy* is unreachable. It reads "hfget: error: cannot reach
-    # the Hub at http://127.0.0.1:<hub>/api/...: Couldn't connect to server": hfget reports only
-    # curl_easy_strerror(code) (src/http/easy_request.cpp) and never reads libcurl's CURLOPT_ERRORBUFFER,
-    # which names the address it failed to reach (curl itself: "Failed to connect to 127.0.0.1 port <proxy>").
-    # The user is sent looking for a Hub outage instead of at http_proxy.
-    @known_bug
+    # The message names the address that refused (libcurl's error buffer), not only the Hub URL it was for,
+    # so the user looks at the proxy settings instead of for a Hub outage.
     def test_dead_proxy_error_names_the_proxy(self):
         error = self.dead_proxy_run()
         self.assertTrue(re.search(r"\bproxy\b", error, re.IGNORECASE) or self.dead in error
@@ -378,10 +369,7 @@ class ProxyTest(HfgetTestCase):
     def test_connect_refused_by_the_proxy_fails_with_7(self):
         self.connect_refused_run()
 
-    # Known bug: the error hides that the proxy refused the tunnel. It reads "cannot reach the Hub at
-    # https://...: Failure when receiving data from the peer" (curl_easy_strerror(CURLE_RECV_ERROR)); curl
-    # says "CONNECT tunnel failed, response 403" (its error buffer; CURLINFO_HTTP_CONNECTCODE has the 403).
-    @known_bug
+    # A refused CONNECT is reported as such (CURLINFO_HTTP_CONNECTCODE), not as "Failure when receiving data".
     def test_connect_refused_error_names_the_proxy(self):
         error = self.connect_refused_run()
         self.assertTrue(re.search(r"\bproxy\b|CONNECT|\b403\b", error), f"the message should say the proxy "
