@@ -49,7 +49,10 @@ void PartialFile::write_at(std::uint64_t offset, std::span<const std::byte> byte
 
 void PartialFile::read_range(std::uint64_t begin, std::uint64_t end,
                              const std::function<void(std::span<const std::byte>)>& consumer) const {
-  read_blocks(fd_.get(), begin, end, path_, consumer);
+  // Small blocks: several files are hashed at once while downloading, and this runs only for ranges that
+  // arrived out of order (the rest is hashed from the write buffer).
+  constexpr std::size_t kReadBackBytes = 256 << 10;
+  read_blocks(fd_.get(), begin, end, path_, consumer, kReadBackBytes);
 }
 
 void PartialFile::restart() {

@@ -15,10 +15,10 @@
 namespace hfget::store {
 
 void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::filesystem::path& path,
-                 const BlockConsumer& consumer) {
-  constexpr std::size_t kBlockBytes = 4 << 20;
+                 const BlockConsumer& consumer, std::size_t block_bytes) {
   const std::uint64_t length = end > begin ? end - begin : 0;
-  std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(kBlockBytes, std::max<std::uint64_t>(length, 1))));
+  std::vector<std::byte> buffer(
+      static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::size_t>(block_bytes, 1), std::max<std::uint64_t>(length, 1))));
   ::posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(length), POSIX_FADV_SEQUENTIAL);
   std::uint64_t offset = begin;
   while (offset < end) {

@@ -11,10 +11,12 @@ namespace hfget::store {
 
 using BlockConsumer = std::function<void(std::span<const std::byte>)>;
 
-/// Feeds bytes [begin, end) of `fd` to `consumer` in large sequential blocks, with a read-ahead hint;
-/// throws Error naming `path` if they cannot be read. One buffer, whatever the file size.
+inline constexpr std::size_t kSequentialReadBytes = 4 << 20;
+
+/// Feeds bytes [begin, end) of `fd` to `consumer` in sequential blocks of `block_bytes`, with a read-ahead
+/// hint; throws Error naming `path` if they cannot be read. One buffer, whatever the file size.
 void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::filesystem::path& path,
-                 const BlockConsumer& consumer);
+                 const BlockConsumer& consumer, std::size_t block_bytes = kSequentialReadBytes);
 
 /// The same for a whole file, opened read-only.
 void read_file_blocks(const std::filesystem::path& path, const BlockConsumer& consumer);

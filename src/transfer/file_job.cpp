@@ -52,9 +52,13 @@ void FileJob::write(std::uint64_t offset, std::span<const std::byte> bytes) {
   progress_.on_bytes(file_, bytes.size());
 }
 
-void FileJob::complete_range(store::ByteRange range) {
+void FileJob::complete_range(store::ByteRange range, std::span<const std::byte> written) {
   std::lock_guard guard(mutex_);
   journal_->add(range);
+  if (range.begin == hashed_up_to_ && written.size() == range.size() && !written.empty()) {
+    hasher_->update(written);
+    hashed_up_to_ = range.end;
+  }
   advance_hash();
 }
 

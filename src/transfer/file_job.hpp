@@ -36,7 +36,9 @@ class FileJob {
   /// Writes received bytes (from any connection) at their offset.
   void write(std::uint64_t offset, std::span<const std::byte> bytes);
   /// Records [begin, end) as written: journal, then the hash catches up with the contiguous prefix.
-  void complete_range(store::ByteRange range);
+  /// `written`, when given, are the range's bytes just written: where the range continues the hashed
+  /// prefix they are hashed from memory instead of being read back.
+  void complete_range(store::ByteRange range, std::span<const std::byte> written = {});
 
   /// Checks a response's ETag (`etag`: the header, nullptr when absent) against the one the file's bytes
   /// were recorded with. The first strong ETag of an origin is recorded (in the journal, for a resume). A

@@ -57,7 +57,7 @@ class RangeSink final : public http::BodySink {
     const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(end > position ? end - position : 0, bytes.size()));
     task_.job->write(position, bytes.first(take));
     // Recorded at once (one appended journal line): a kill -9 loses only what is still in the socket.
-    task_.job->complete_range({position, position + take});
+    task_.job->complete_range({position, position + take}, bytes.first(take));
     task_.position = position + take;
     received_ += take;
     // Past the end: the rest belongs to another connection (or the server sent more than the listing says).
