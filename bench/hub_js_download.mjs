@@ -5,9 +5,9 @@
 // Prints the snapshot folder on stdout. Install the pinned client first: npm install --prefix bench
 //
 // snapshotDownload() asks POST /api/models/<repo>/paths-info/<rev> about each file before fetching it. The
-// bundled Hub emulator has no paths-info endpoint (it implements what hfget and huggingface_hub use), so the
-// `fetch` that snapshotDownload() takes as a parameter answers that one call from the repo's tree listing,
-// fetched once from the emulator (one extra GET). Every other request — the revision lookup, the tree
+// bundled Hub emulator now implements paths-info too, but this script still answers that call itself: the
+// `fetch` that snapshotDownload() takes as a parameter answers it from the repo's tree listing, fetched once
+// from the emulator (one extra GET), so the emulator never sees a paths-info request. Every other request — the revision lookup, the tree
 // listing, each file's `Range: bytes=0-0` probe and its body over the Hub's redirect to the CDN — is the
 // client's own, unchanged.
 //
