@@ -250,7 +250,7 @@ DownloadCommand add_download_command(CLI::App& app) {
   command->add_option("--max-workers", flags->max_workers, "Files downloaded at once")->capture_default_str();
   command->add_option("--connections", flags->connections, "HTTP connections in all, shared by those files")
       ->capture_default_str();
-  command->add_option("--chunk-size", flags->chunk_size, "Range size per request, e.g. 32MiB (default: adaptive, 16-64 MiB)");
+  command->add_option("--chunk-size", flags->chunk_size, "Range size per request, e.g. 32MiB (default: adaptive, 4-64 MiB)");
   command->add_option("--retries", flags->retries, "Retries per file without progress")->capture_default_str();
   command->add_option("--stall-timeout", flags->stall_timeout_seconds, "Seconds without data before a retry")
       ->capture_default_str();

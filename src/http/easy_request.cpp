@@ -253,8 +253,17 @@ std::size_t EasyRequest::on_write(char* data, std::size_t size, std::size_t coun
 }
 
 int EasyRequest::on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) noexcept {
-  const auto* request = static_cast<EasyRequest*>(self);
-  return request->stop_.stop_requested() ? 1 : 0;
+  auto* request = static_cast<EasyRequest*>(self);
+  if (request->stop_.stop_requested()) return 1;
+  if (request->sink_started_ && !request->sink_stopped_ && !request->pending_error_) {
+    try {
+      request->sink_->on_read_done();
+    } catch (...) {
+      request->pending_error_ = std::current_exception();
+      return 1;
+    }
+  }
+  return 0;
 }
 
 }  // namespace hfget::http

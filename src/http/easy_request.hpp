@@ -51,6 +51,10 @@ class BodySink {
   virtual void on_response_start(const HttpResponse& /*head*/) {}
   /// Returns false to stop the transfer cleanly (TransportFailure::kStoppedBySink). May throw hfget::Error.
   virtual bool on_body(std::span<const std::byte> bytes) = 0;
+  /// Called after each pass of libcurl's transfer loop (after what one read from the socket delivered, in
+  /// on_body's pieces of at most 16 KiB, and at least about once a second): the moment to write a batch.
+  /// May throw hfget::Error.
+  virtual void on_read_done() {}
 };
 
 /// Collects a body in memory, refusing more than `max_bytes` (a hostile server cannot exhaust memory).

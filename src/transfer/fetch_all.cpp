@@ -62,9 +62,11 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   std::stop_source stop;
   const std::stop_callback forward(outer_stop, [&] { stop.request_stop(); });
   const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);
+  // A split costs what the server already sent past the middle (up to a socket buffer, MBs on a fast
+  // link): only ranges with at least half a chunk (and 4 MiB) left are worth splitting.
   transfer::ChunkScheduler scheduler(std::move(jobs),
                                      {static_cast<std::size_t>(options.max_workers), chunk_bytes,
-                                      std::max<std::uint64_t>(chunk_bytes / 8, 1 << 20)},
+                                      std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)},
                                      stop.get_token());
   const transfer::FetchSettings settings{options.endpoint, &options.token, options.repo, commit,
                                          options.max_attempts, options.retry_base_delay};

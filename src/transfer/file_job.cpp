@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "store/partial_claim.hpp"
 
 namespace hfget::transfer {
@@ -163,8 +165,34 @@ std::string FileJob::cdn_url() const {
 }
 
 void FileJob::set_cdn_url(const std::string& url) {
-  std::lock_guard guard(mutex_);
-  cdn_url_ = url;
+  {
+    std::lock_guard guard(mutex_);
+    cdn_url_ = url;
+    resolving_ = false;
+  }
+  url_changed_.notify_all();
+}
+
+FileJob::UrlLease FileJob::lease_cdn_url(const std::stop_token& stop) {
+  // Bounded: a resolve that hangs costs the others this long, then they ask the Hub themselves.
+  constexpr auto kPatience = std::chrono::seconds(5);
+  std::unique_lock lock(mutex_);
+  if (!file_.is_lfs()) return {cdn_url_, false};  // served by the Hub itself: there is no CDN URL to share
+  if (cdn_url_.empty() && resolving_) {
+    url_changed_.wait_for(lock, stop, kPatience, [this] { return !cdn_url_.empty() || !resolving_; });
+  }
+  if (!cdn_url_.empty()) return {cdn_url_, false};
+  const bool first = !resolving_;
+  resolving_ = true;
+  return {"", first};
+}
+
+void FileJob::resolve_finished() {
+  {
+    std::lock_guard guard(mutex_);
+    resolving_ = false;
+  }
+  url_changed_.notify_all();
 }
 
 void FileJob::forget_cdn_url(const std::string& url) {

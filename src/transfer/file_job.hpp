@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -66,6 +67,18 @@ class FileJob {
   void set_cdn_url(const std::string& url);
   void forget_cdn_url(const std::string& url);
 
+  /// What a connection about to fetch a range of an LFS file should do about the CDN URL.
+  struct UrlLease {
+    std::string cdn_url;        // use it; empty: ask the Hub
+    bool resolving = false;     // this connection asks the Hub for the file; call resolve_finished() after
+  };
+  /// The shared CDN URL; or, when there is none, the task of resolving it — unless another connection is
+  /// asking the Hub right now: then waits (at most a few seconds, or until `stop`) for its answer. One
+  /// /resolve/ request per file rather than one per connection saves the Hub's rate-limit quota.
+  UrlLease lease_cdn_url(const std::stop_token& stop);
+  /// Ends this connection's resolve (the redirect came, or the attempt failed): others stop waiting.
+  void resolve_finished();
+
   std::uint64_t bytes_received() const noexcept { return bytes_received_; }
 
   /// How many connections may work on this file at once; a CDN refusal (429, 403 on a parallel range)
@@ -90,6 +103,8 @@ class FileJob {
   std::uint64_t hashed_up_to_ = 0;
   int pass_ = 1;
   std::string cdn_url_;
+  bool resolving_ = false;  // a connection is asking the Hub for cdn_url_
+  std::condition_variable_any url_changed_;
   std::optional<store::BodyValidator> changed_to_;  // the new ETag, once the file changed on the server
   std::atomic<std::uint64_t> bytes_received_{0};
   std::atomic<int> connection_limit_{1 << 20};

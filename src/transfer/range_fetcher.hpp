@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "hfget/progress.hpp"
 #include "hfget/repo.hpp"
@@ -52,6 +53,7 @@ class RangeFetcher {
   ProgressSink& progress_;
   http::EasyRequest request_;
   std::stop_token stop_;
+  std::vector<std::byte> batch_;  // received bytes not yet written; capacity fixed at construction
 };
 
 }  // namespace hfget::transfer

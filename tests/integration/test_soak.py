@@ -180,10 +180,10 @@ KILL_REPO = "test-org/kill-model"
 KILLS = 20
 KILL_RATE_PER_CONNECTION = "128k"
 KILL_CONNECTIONS = 4
-# Per kill, the bytes nginx counts as sent that never reach the journal: hfget journals every block as soon as
-# it is written (src/transfer/range_fetcher.cpp), so a kill loses at most one in-flight block per connection
-# (libcurl hands over at most 16 KiB at a time, CURL_MAX_WRITE_SIZE) plus what nginx's last limit_rate burst
-# left in the socket. Measured: about 8 KiB per connection per kill (ratio ~1.075 for 20 kills of 4
+# Per kill, the bytes nginx counts as sent that never reach the journal: hfget writes and journals what each
+# read from the socket delivered as soon as it is in (src/transfer/range_fetcher.cpp), so a kill loses at most
+# one read per connection (at this rate one or two 16 KiB pieces) plus what nginx's last limit_rate burst left
+# in the socket. Measured before batching: about 8 KiB per connection per kill (ratio ~1.075 for 20 kills of 4
 # connections on an 8 MiB model), so 16 KiB per connection per kill is the bound.
 SLACK_PER_KILL = KILL_CONNECTIONS * 16 * KIB
 
