@@ -55,12 +55,7 @@ int run_cache_rm(const CacheRmFlags& flags) {
   const CacheRemovalPlan plan = plan_cache_removal(target.cache_dir, target.repo, revision);
   print_plan(plan, target.cache_dir, flags.dry_run);
   std::fflush(stdout);
-  if (const std::optional<long> holder = target_holder(target)) {
-    throw Error(ErrorCode::kBusy,
-                fmt::format("a download (PID {}) is writing into {}; nothing was removed (wait for "
-                            "it with `hfget wait {}`, or stop it, then run this again)",
-                            *holder, target.repo.name, target.repo.name));
-  }
+  refuse_while_downloading(target, target.repo.name);
   if (flags.dry_run) return kExitSuccess;
   if (!confirmed(flags.yes, "Remove it?")) {
     std::fputs("hfget: nothing removed\n", stderr);

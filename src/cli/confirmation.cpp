@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "hfget/download.hpp"
 #include "hfget/error.hpp"
 
 namespace hfget::cli {
@@ -22,6 +23,14 @@ bool confirmed(bool yes_flag, const std::string& question) {
   std::string answer;
   if (!std::getline(std::cin, answer)) return false;
   return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES" || answer == "Yes";
+}
+
+void refuse_while_downloading(const DownloadOptions& target, const std::string& what) {
+  if (const std::optional<long> holder = target_holder(target)) {
+    throw Error(ErrorCode::kBusy, fmt::format("a download (PID {}) is writing into {}; nothing was removed (wait for "
+                                              "it with `hfget wait {}`, or stop it, then run this again)",
+                                              *holder, what, what));
+  }
 }
 
 }  // namespace hfget::cli

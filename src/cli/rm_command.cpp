@@ -37,12 +37,7 @@ int run_rm(const RmFlags& flags) {
   const LocalDirRemovalPlan plan = plan_local_dir_removal(*target.local_dir);
   print_plan(plan, flags.dry_run);
   std::fflush(stdout);
-  if (const std::optional<long> holder = target_holder(target)) {
-    throw Error(ErrorCode::kBusy,
-                fmt::format("a download (PID {}) is writing into {}; nothing was removed (wait for "
-                            "it with `hfget wait {}`, or stop it, then run this again)",
-                            *holder, target.local_dir->string(), target.local_dir->string()));
-  }
+  refuse_while_downloading(target, target.local_dir->string());
   if (flags.dry_run) return kExitSuccess;
   if (!confirmed(flags.yes, "Remove them?")) {
     std::fputs("hfget: nothing removed\n", stderr);

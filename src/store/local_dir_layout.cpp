@@ -14,6 +14,7 @@
 #include "crypto/content_hasher.hpp"
 #include "hfget/error.hpp"
 #include "util/atomic_file.hpp"
+#include "store/download_metadata.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
@@ -25,28 +26,6 @@ namespace hfget::store {
 namespace {
 
 const std::filesystem::path kMetadataRoot = std::filesystem::path(".cache") / "huggingface";
-
-struct DownloadMetadata {
-  std::string commit;
-  std::string etag;
-  double timestamp = 0;
-};
-
-std::optional<DownloadMetadata> read_metadata(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  DownloadMetadata metadata;
-  std::string timestamp;
-  if (!std::getline(in, metadata.commit) || !std::getline(in, metadata.etag) || !std::getline(in, timestamp)) {
-    return std::nullopt;
-  }
-  try {
-    metadata.timestamp = std::stod(timestamp);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  return metadata;
-}
 
 double seconds_since_epoch() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -87,11 +66,9 @@ class LocalDirLayout final : public Layout {
         static_cast<std::uint64_t>(info.st_size) != file.size) {
       return false;
     }
-    const std::optional<DownloadMetadata> metadata = read_metadata(metadata_path(file));
-    if (!metadata || metadata->etag != file.etag()) return false;
+    const std::optional<DownloadMetadata> metadata = read_download_metadata(metadata_path(file));
     // The Python client's staleness rule: a file modified after its metadata was written is not trusted.
-    const double mtime = static_cast<double>(info.st_mtim.tv_sec) + static_cast<double>(info.st_mtim.tv_nsec) * 1e-9;
-    return mtime - 1.0 <= metadata->timestamp;
+    return metadata && metadata->etag == file.etag() && metadata_covers_file(*metadata, final_path);
   }
 
   bool adopt_unrecorded(const RemoteFile& file) override {
@@ -110,7 +87,7 @@ class LocalDirLayout final : public Layout {
 
   void link_existing(const RemoteFile& file) override {
     remove_leftovers(file);
-    const std::optional<DownloadMetadata> metadata = read_metadata(metadata_path(file));
+    const std::optional<DownloadMetadata> metadata = read_download_metadata(metadata_path(file));
     if (!metadata || metadata->commit != commit_) write_metadata(file);
   }
 
