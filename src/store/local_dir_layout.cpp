@@ -117,6 +117,7 @@ class LocalDirLayout final : public Layout {
     create_directories_within(root_, relative.parent_path());
     std::move(partial).commit(root_ / relative);
     write_metadata(file);
+    remove_leftovers(file);  // what runs that are gone left for this file
   }
 
  private:

@@ -2,64 +2,27 @@
 #include "store/partial_claim.hpp"
 
 #include <fmt/format.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <optional>
-#include <random>
-#include <regex>
+
+#include "util/process_owner.hpp"
 
 namespace hfget::store {
 namespace {
 
 constexpr std::string_view kPartialSuffix = ".hfget-partial";
 
-// Letters, digits and '_' only: owner names contain no '.', so no other file's partial can pass for one.
-const std::string& host_name() {
-  static const std::string name = [] {
-    std::array<char, 256> buffer{};
-    std::string host = ::gethostname(buffer.data(), buffer.size() - 1) == 0 ? buffer.data() : "host";
-    host = host.substr(0, 32);
-    for (char& c : host) {
-      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    }
-    return host.empty() ? std::string("host") : host;
-  }();
-  return name;
-}
-
-struct Owner {
-  std::string host;
-  long pid = 0;
-};
-
-std::optional<Owner> parse_owner(const std::string& text) {
-  static const std::regex pattern("([A-Za-z0-9_]{1,32})-([0-9]{1,10})-[0-9a-f]{8}");
-  std::smatch match;
-  if (!std::regex_match(text, match, pattern)) return std::nullopt;
-  return Owner{match[1].str(), std::stol(match[2].str())};
-}
-
 std::string stem_of(const std::filesystem::path& shared_name) {
   const std::string name = shared_name.filename().string();
   return name.ends_with(kPartialSuffix) ? name.substr(0, name.size() - kPartialSuffix.size()) : name;
 }
 
-bool recently_modified(const std::filesystem::path& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return false;
-  const auto modified = std::chrono::system_clock::from_time_t(info.st_mtim.tv_sec);
-  return std::chrono::system_clock::now() - modified < kForeignPartialStaleAfter;
-}
-
-bool owner_alive(const std::optional<Owner>& owner, const std::filesystem::path& partial) {
+bool owner_alive(const std::optional<util::ProcessOwner>& owner, const std::filesystem::path& partial) {
   if (!owner) return false;  // the shared name: nobody writes it
-  if (owner->host == host_name()) return ::kill(static_cast<pid_t>(owner->pid), 0) == 0 || errno == EPERM;
-  return recently_modified(partial) || recently_modified(journal_path_for(partial));
+  return util::owner_may_be_alive(*owner, {partial, journal_path_for(partial)});
 }
 
 std::uint64_t data_bytes(const std::filesystem::path& path) {
@@ -68,11 +31,25 @@ std::uint64_t data_bytes(const std::filesystem::path& path) {
   return std::min(static_cast<std::uint64_t>(info.st_size), static_cast<std::uint64_t>(info.st_blocks) * 512);
 }
 
+// The owner named by "<stem>.<owner>.hfget-journal" or by a temporary of its rewrite,
+// ".<stem>.<owner>.hfget-journal.<writer>.hfget-tmp"; nullopt for any other name.
+std::optional<std::string> leftover_owner(std::string name, const std::string& stem) {
+  constexpr std::string_view kJournal = ".hfget-journal";
+  if (name.starts_with(".") && name.ends_with(".hfget-tmp")) {
+    const std::size_t journal = name.find(kJournal);
+    if (journal == std::string::npos) return std::nullopt;
+    name = name.substr(1, journal - 1 + kJournal.size());
+  }
+  if (!name.starts_with(stem + ".") || !name.ends_with(kJournal)) return std::nullopt;
+  std::string owner = name.substr(stem.size() + 1, name.size() - stem.size() - 1 - kJournal.size());
+  if (!util::parse_owner_token(owner)) return std::nullopt;
+  return owner;
+}
+
 }  // namespace
 
 std::filesystem::path private_partial_path(const std::filesystem::path& shared_name) {
-  static thread_local std::mt19937 random{std::random_device{}()};
-  const std::string owner = fmt::format("{}-{}-{:08x}", host_name(), ::getpid(), random());
+  const std::string owner = util::new_owner_token();
   return shared_name.parent_path() / fmt::format("{}.{}{}", stem_of(shared_name), owner, kPartialSuffix);
 }
 
@@ -87,10 +64,10 @@ std::vector<PartialCandidate> find_partials(const std::filesystem::path& shared_
   for (std::filesystem::directory_iterator it(shared_name.parent_path(), error), end; !error && it != end;
        it.increment(error)) {
     const std::string name = it->path().filename().string();
-    std::optional<Owner> owner;
+    std::optional<util::ProcessOwner> owner;
     if (name != shared_name.filename().string()) {
       if (!name.starts_with(prefix) || !name.ends_with(kPartialSuffix)) continue;
-      owner = parse_owner(name.substr(prefix.size(), name.size() - prefix.size() - kPartialSuffix.size()));
+      owner = util::parse_owner_token(name.substr(prefix.size(), name.size() - prefix.size() - kPartialSuffix.size()));
       if (!owner) continue;
     }
     if (!it->is_regular_file(error)) continue;
@@ -130,6 +107,21 @@ void remove_abandoned_partials(const std::filesystem::path& shared_name) {
     std::filesystem::remove(candidate.partial, ignored);
   }
   std::filesystem::remove(journal_path_for(shared_name), ignored);
+  // What a gone owner left beside them: a journal whose partial file was empty and removed, a journal
+  // rewrite cut short by a kill.
+  std::vector<std::filesystem::path> leftovers;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(shared_name.parent_path(), error), end; !error && it != end;
+       it.increment(error)) {
+    const std::optional<std::string> owner_text = leftover_owner(it->path().filename().string(), stem_of(shared_name));
+    if (!owner_text) continue;
+    const std::filesystem::path partial =
+        shared_name.parent_path() / fmt::format("{}.{}{}", stem_of(shared_name), *owner_text, kPartialSuffix);
+    if (!std::filesystem::exists(partial) && !owner_alive(util::parse_owner_token(*owner_text), partial)) {
+      leftovers.push_back(it->path());
+    }
+  }
+  for (const std::filesystem::path& leftover : leftovers) std::filesystem::remove(leftover, ignored);
 }
 
 }  // namespace hfget::store

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -12,7 +11,7 @@
 namespace hfget::store {
 
 // Each download writes its own partial file, "<stem>.<owner>.hfget-partial" beside the file's shared name
-// "<stem>.hfget-partial", where <owner> is "<host>-<pid>-<random>". Two processes therefore never write the
+// "<stem>.hfget-partial", where <owner> is "<host>-<pid>-<random>" (util/process_owner.hpp). Two processes therefore never write the
 // same inode, even where file locks silently do nothing (NFS, Lustre): what one of them publishes cannot be
 // overwritten or truncated by the other. A later run resumes from a partial file whose owner is gone by
 // claiming it — renaming it to its own name, which only one claimer can do.
@@ -24,10 +23,6 @@ struct PartialCandidate {
   std::uint64_t bytes = 0;  // allocated data (a file with holes counts what it holds)
   bool owner_alive = false;
 };
-
-/// How long a partial file written from another host stays untouched before it counts as abandoned: its
-/// owner cannot be asked, and a live download rewrites its journal many times a minute.
-inline constexpr std::chrono::minutes kForeignPartialStaleAfter{10};
 
 /// A new, unique partial file name for this process beside `shared_name`.
 std::filesystem::path private_partial_path(const std::filesystem::path& shared_name);

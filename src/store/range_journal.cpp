@@ -2,6 +2,7 @@
 #include "store/range_journal.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +46,10 @@ std::string RangeJournal::header() const {
 
 namespace {
 
+// A journal line naming the ETag of the bytes recorded: "validator <origin> <etag>". ETags and origins hold
+// no spaces (RFC 9110 etagc, scheme://host:port).
+constexpr std::string_view kValidatorTag = "validator";
+
 // The header names the file version the ranges belong to; the validator is optional (older journals and
 // servers that send no ETag have none).
 bool header_matches(const std::string& line, std::uint64_t file_size, const std::string& etag,
@@ -86,6 +91,16 @@ RangeJournal RangeJournal::open(std::filesystem::path path, std::uint64_t file_s
   while (std::getline(in, line)) {
     if (in.eof()) break;  // no newline: a line torn by a kill, ignored
     std::istringstream fields(line);
+    if (line.rfind(kValidatorTag, 0) == 0) {
+      std::string tag;
+      BodyValidator validator;
+      if (!(fields >> tag >> validator.origin >> validator.etag)) {
+        journal.completed_.clear();
+        return journal;
+      }
+      journal.validator_ = std::move(validator);
+      continue;
+    }
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
     if (!(fields >> begin >> end) || end > file_size) {
@@ -125,7 +140,10 @@ void RangeJournal::add(ByteRange range) {
     persist();
     return;
   }
-  const std::string line = std::to_string(range.begin) + " " + std::to_string(range.end) + "\n";
+  append_line(std::to_string(range.begin) + " " + std::to_string(range.end) + "\n");
+}
+
+void RangeJournal::append_line(const std::string& line) {
   // One write() of a short line to an O_APPEND file: after a kill it is there whole, or torn and ignored.
   if (::write(append_fd_.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     util::throw_file_error("cannot write", path_, errno);
@@ -134,7 +152,12 @@ void RangeJournal::add(ByteRange range) {
 
 void RangeJournal::set_validator(BodyValidator validator) {
   validator_ = std::move(validator);
-  persist();
+  if (!append_fd_.valid()) {
+    persist();
+    return;
+  }
+  // Appended like a range (one write()), not a rewrite: no temporary a kill -9 could leave behind.
+  append_line(fmt::format("{} {} {}\n", kValidatorTag, validator_->origin, validator_->etag));
 }
 
 void RangeJournal::reset(std::optional<BodyValidator> validator) {

@@ -31,7 +31,8 @@ struct BodyValidator {
 /// exactly after kill -9: a range is recorded right after its bytes were written, so a kill loses only what
 /// was still in the socket. Lives next to the partial file (*.hfget-journal): a header line, then one
 /// "begin end" line appended per written range (one small write(), cheap enough for every block received;
-/// a torn last line is ignored), compacted on open. It is created before the first byte is written: a
+/// a torn last line is ignored) and a "validator <origin> <etag>" line once the server's ETag is known,
+/// compacted on open. It is created before the first byte is written: a
 /// partial file without a journal is a contiguous prefix (what single-stream downloads leave), never a file
 /// with holes. Not fsynced: after a power loss the hash check catches any range that did not reach the disk.
 class RangeJournal {
@@ -67,6 +68,7 @@ class RangeJournal {
   RangeJournal(std::filesystem::path path, std::uint64_t file_size, std::string etag)
       : path_(std::move(path)), file_size_(file_size), etag_(std::move(etag)) {}
   std::string header() const;
+  void append_line(const std::string& line);
 
   std::filesystem::path path_;
   std::uint64_t file_size_;

@@ -12,6 +12,13 @@ namespace hfget::transfer {
 FileJob::FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress)
     : file_(std::move(file)), layout_(layout), progress_(progress) {}
 
+FileJob::~FileJob() {
+  try {
+    abandon();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; a stray journal is harmless
+  }
+}
+
 bool FileJob::activate(const std::stop_token& stop) {
   std::lock_guard guard(mutex_);
   lock_.emplace(layout_.lock(file_, stop));
@@ -48,14 +55,28 @@ std::vector<store::ByteRange> FileJob::missing_ranges() const {
   return journal_->missing();
 }
 
+void FileJob::store(std::uint64_t offset, std::span<const std::byte> bytes) {
+  partial_->write_at(offset, bytes);
+  bytes_received_ += bytes.size();
+  {
+    std::lock_guard guard(mutex_);
+    record({offset, offset + bytes.size()}, bytes);
+  }
+  progress_.on_bytes(file_, bytes.size());
+}
+
 void FileJob::write(std::uint64_t offset, std::span<const std::byte> bytes) {
   partial_->write_at(offset, bytes);
   bytes_received_ += bytes.size();
   progress_.on_bytes(file_, bytes.size());
 }
 
-void FileJob::complete_range(store::ByteRange range, std::span<const std::byte> written) {
+void FileJob::complete_range(store::ByteRange range) {
   std::lock_guard guard(mutex_);
+  record(range, {});
+}
+
+void FileJob::record(store::ByteRange range, std::span<const std::byte> written) {
   journal_->add(range);
   if (range.begin == hashed_up_to_ && written.size() == range.size() && !written.empty()) {
     hasher_->update(written);

@@ -26,6 +26,10 @@ namespace hfget::transfer {
 class FileJob {
  public:
   FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress);
+  /// A job opened but never fetched (a signal arrived first) leaves no empty journal behind.
+  ~FileJob();
+  FileJob(const FileJob&) = delete;
+  FileJob& operator=(const FileJob&) = delete;
 
   const RemoteFile& file() const noexcept { return file_; }
 
@@ -34,12 +38,15 @@ class FileJob {
   bool activate(const std::stop_token& stop);
   std::vector<store::ByteRange> missing_ranges() const;
 
-  /// Writes received bytes (from any connection) at their offset.
+  /// Writes received bytes (from any connection) at their offset, then records them at once: journal,
+  /// then the hash, from these very bytes where they continue the hashed prefix (else read back once the
+  /// prefix reaches them), then progress. A kill -9 between the write and its journal line — the only
+  /// bytes it can cost — is a window of one lock acquisition.
+  void store(std::uint64_t offset, std::span<const std::byte> bytes);
+  /// Writes bytes without recording them (the caller records the range with complete_range()).
   void write(std::uint64_t offset, std::span<const std::byte> bytes);
   /// Records [begin, end) as written: journal, then the hash catches up with the contiguous prefix.
-  /// `written`, when given, are the range's bytes just written: where the range continues the hashed
-  /// prefix they are hashed from memory instead of being read back.
-  void complete_range(store::ByteRange range, std::span<const std::byte> written = {});
+  void complete_range(store::ByteRange range);
 
   /// Checks a response's ETag (`etag`: the header, nullptr when absent) against the one the file's bytes
   /// were recorded with. The first strong ETag of an origin is recorded (in the journal, for a resume). A
@@ -89,6 +96,7 @@ class FileJob {
   int take_refusals() noexcept { return refusals_.exchange(0); }
 
  private:
+  void record(store::ByteRange range, std::span<const std::byte> written);  // requires mutex_
   void advance_hash();          // requires mutex_
   void discard_bytes_written();  // requires mutex_
 

@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <random>
 
 #include "hfget/error.hpp"
+#include "util/process_owner.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hfget::util {
@@ -23,9 +23,19 @@ void throw_file_error(const std::string& what, const std::filesystem::path& path
 
 namespace {
 
-// A temporary lives for milliseconds between its creation and its rename; a younger one may be another
-// process's write in flight (where the target lock does not work, two runs can share a folder).
-bool older_than_a_minute(const std::filesystem::path& path) {
+// A temporary lives for milliseconds between its creation and its rename. One whose owner is gone is a
+// leftover; one whose owner may be alive may be another process's write in flight (where the target lock
+// does not work, two runs can share a folder), so it is left alone unless it is a minute old.
+bool is_stale_temporary(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  // ".<name>.<owner>.hfget-tmp"
+  const std::string stem = name.substr(0, name.size() - kTemporarySuffix.size());
+  const std::size_t dot = stem.rfind('.');
+  if (dot != std::string::npos) {
+    if (const std::optional<ProcessOwner> owner = parse_owner_token(stem.substr(dot + 1))) {
+      if (!owner_may_be_alive(*owner, {path})) return true;
+    }
+  }
   std::error_code error;
   const auto modified = std::filesystem::last_write_time(path, error);
   return !error && std::filesystem::file_time_type::clock::now() - modified > std::chrono::minutes(1);
@@ -39,7 +49,7 @@ void remove_stale_temporaries(const std::filesystem::path& directory) {
   for (; !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
     if (name.size() > kTemporarySuffix.size() && name.ends_with(kTemporarySuffix) && !it->is_directory() &&
-        older_than_a_minute(it->path())) {
+        is_stale_temporary(it->path())) {
       std::error_code ignored;
       std::filesystem::remove(it->path(), ignored);
     }
@@ -47,9 +57,8 @@ void remove_stale_temporaries(const std::filesystem::path& directory) {
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content, bool durable) {
-  std::random_device random;
   const std::filesystem::path temporary =
-      path.parent_path() / fmt::format(".{}.{:08x}{}", path.filename().string(), random(), kTemporarySuffix);
+      path.parent_path() / fmt::format(".{}.{}{}", path.filename().string(), new_owner_token(), kTemporarySuffix);
   util::UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
   if (!fd.valid()) throw_file_error("cannot create", temporary, errno);
   std::size_t written = 0;

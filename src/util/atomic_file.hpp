@@ -9,8 +9,8 @@ namespace hfget::util {
 /// Every temporary name hfget creates ends with this, so that what a kill -9 left behind can be swept.
 inline constexpr std::string_view kTemporarySuffix = ".hfget-tmp";
 
-/// Removes leftover temporaries (files or links named *.hfget-tmp) under `directory`. Call it only while
-/// holding the target lock, when no other hfget is between creating and renaming one.
+/// Removes leftover temporaries (files or links named *.hfget-tmp) under `directory`: those of a process
+/// that is gone, and any a minute old (see util/process_owner.hpp).
 void remove_stale_temporaries(const std::filesystem::path& directory);
 
 /// Writes `content` to a unique temporary name next to `path`, flushes it, and renames it over `path`, so a

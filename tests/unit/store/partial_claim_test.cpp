@@ -87,6 +87,22 @@ TEST(PartialClaim, AnotherHostsPartialUntouchedForLongIsAbandoned) {
   EXPECT_FALSE(std::filesystem::exists(stale));
 }
 
+TEST(PartialClaim, RemovesWhatAGoneOwnerLeftBesideItsPartial) {
+  TempDir dir;
+  const std::filesystem::path shared = dir / "abc.hfget-partial";
+  const std::string gone = this_host() + "-" + std::to_string(dead_pid()) + "-0000beef";
+  write_file(dir / ("abc." + gone + ".hfget-journal"), "header only");  // its empty partial was removed
+  write_file(dir / (".abc." + gone + ".hfget-journal.12345678.hfget-tmp"), "cut short");
+  const std::filesystem::path live_journal = journal_path_for(private_partial_path(shared));
+  write_file(live_journal, "a live owner's");
+  write_file(dir / "abcd.hfget-journal", "another file's");
+  remove_abandoned_partials(shared);
+  EXPECT_FALSE(std::filesystem::exists(dir / ("abc." + gone + ".hfget-journal")));
+  EXPECT_FALSE(std::filesystem::exists(dir / (".abc." + gone + ".hfget-journal.12345678.hfget-tmp")));
+  EXPECT_TRUE(std::filesystem::exists(live_journal));
+  EXPECT_TRUE(std::filesystem::exists(dir / "abcd.hfget-journal"));
+}
+
 TEST(PartialClaim, IgnoresNamesThatOnlyLookAlike) {
   TempDir dir;
   const std::filesystem::path shared = dir / "a.bin.0123456789abcdef.hfget-partial";

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace hfget::util {
+
+/// Names of files that belong to one process — partial files, temporaries — carry an owner token,
+/// "<host>-<pid>-<random>", so a later run can tell the leftovers of a process that is gone (safe to claim or
+/// delete) from the files of one still writing them, even where file locks do not work (NFS, Lustre).
+/// <host> has letters, digits and '_' only: a token contains no '.', so no other name passes for one.
+struct ProcessOwner {
+  std::string host;
+  long pid = 0;
+};
+
+/// A new token for this process (the random part differs on every call).
+std::string new_owner_token();
+/// nullopt unless `text` is exactly a token.
+std::optional<ProcessOwner> parse_owner_token(const std::string& text);
+
+/// How long a file written from another host stays untouched before its owner counts as gone: that owner
+/// cannot be asked, and a live download rewrites its files many times a minute.
+inline constexpr std::chrono::minutes kForeignOwnerStaleAfter{10};
+
+/// Whether the owner may still be writing: a process of this host that exists, or, for another host, one of
+/// `files` modified within kForeignOwnerStaleAfter.
+bool owner_may_be_alive(const ProcessOwner& owner, std::initializer_list<std::filesystem::path> files);
+
+}  // namespace hfget::util
