@@ -901,13 +901,18 @@ class HubHandler(BaseHandler):
 
     # -- /api ---------------------------------------------------------------------------------------
 
-    def _api(self, url, head: bool) -> None:
+    def _api_repo(self, url):
+        """The repo an /api/{type}s/{id}/... path names: (repo, type, id, the path segments after the id)."""
         segments = url.path.split("/")[2:]   # after "/api/"
         plural = segments[0] if segments else ""
         repo_type = plural[:-1] if plural.endswith("s") else ""
         if repo_type not in REPO_TYPES or len(segments) < 2:
             raise HubError(404, "Sorry, we can't find the page you are looking for.")
         repo, repo_id, rest = self._find_repo(repo_type, [unquote(s) for s in segments[1:]])
+        return repo, repo_type, repo_id, rest
+
+    def _api(self, url, head: bool) -> None:
+        repo, repo_type, repo_id, rest = self._api_repo(url)
         if not rest:
             self._authorize(repo, repo_type, repo_id, files=False)
             return self._repo_info(repo, repo.default_branch, head)
@@ -930,12 +935,7 @@ class HubHandler(BaseHandler):
             self._record["fault"] = fault.kind
             extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
             raise HubError(fault.status, f"injected {fault.status}", headers=extra)
-        segments = url.path.split("/")[2:]   # after "/api/"
-        plural = segments[0] if segments else ""
-        repo_type = plural[:-1] if plural.endswith("s") else ""
-        if repo_type not in REPO_TYPES or len(segments) < 2:
-            raise HubError(404, "Sorry, we can't find the page you are looking for.")
-        repo, repo_id, rest = self._find_repo(repo_type, [unquote(s) for s in segments[1:]])
+        repo, repo_type, repo_id, rest = self._api_repo(url)
         if not rest or rest[0] != "paths-info":
             raise HubError(404, "Sorry, we can't find the page you are looking for.")
         self._authorize(repo, repo_type, repo_id, files=False)
