@@ -31,7 +31,7 @@ struct DownloadOptions {
   std::filesystem::path cache_dir;
   std::string endpoint;
   Secret token;
-  int max_workers = 8;                // files open at once
+  int max_workers = 12;               // files open at once
   int connections = 16;               // HTTP connections in all, shared by the open files
   std::uint64_t chunk_bytes = 0;      // 0: adaptive (16–64 MiB); larger missing ranges are cut into chunks
   bool dry_run = false;

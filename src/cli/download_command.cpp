@@ -43,7 +43,7 @@ struct DownloadFlags {
   std::string cache_dir;
   std::string progress = "auto";
   std::string log_file;
-  int max_workers = 8;
+  int max_workers = 12;
   int connections = 16;
   std::string chunk_size;
   int retries = 8;

@@ -18,22 +18,17 @@ ChunkScheduler::ChunkScheduler(std::vector<std::unique_ptr<FileJob>> jobs, Chunk
 RangeTask* ChunkScheduler::next() {
   std::unique_lock lock(mutex_);
   while (!stop_.stop_requested()) {
-    // 1. A queued chunk of an open file, within the file's connection limit.
-    for (FileState& file : files_) {
-      if (file.phase != FileState::Phase::kActive || file.queued.empty()) continue;
-      if (const int refusals = file.job->take_refusals(); refusals > 0) {
-        file.job->set_connection_limit(std::max(1, std::min(file.job->connection_limit(), file.in_flight) - refusals));
-      }
-      if (file.in_flight >= file.job->connection_limit()) continue;
-      const store::ByteRange range = file.queued.front();
-      file.queued.pop_front();
-      return start_task(file, range);
-    }
+    // 1. A queued chunk of an open file that no connection is working on. One connection per file keeps the
+    //    file's bytes arriving in order: they are hashed straight from the write buffer (no read-back), and
+    //    connections do not queue on one file's inode lock.
+    if (RangeTask* task = take_queued(/*only_idle_files=*/true)) return task;
     // 2. Open the next file.
     if (next_to_open_ < files_.size() && active_files_ < plan_.max_active_files) {
       open_file(lock, files_[next_to_open_++]);
       continue;
     }
+    // 3. More connections than open files: a queued chunk of the open file with the fewest connections.
+    if (RangeTask* task = take_queued(/*only_idle_files=*/false)) return task;
     // 3. Nothing queued: help with the largest range still in flight.
     if (RangeTask* task = split_tail()) return task;
     if (all_done()) return nullptr;
@@ -42,6 +37,22 @@ RangeTask* ChunkScheduler::next() {
     wake_.wait(lock, stop_, [this, seen] { return generation_ != seen; });
   }
   return nullptr;
+}
+
+RangeTask* ChunkScheduler::take_queued(bool only_idle_files) {
+  FileState* chosen = nullptr;
+  for (FileState& file : files_) {
+    if (file.phase != FileState::Phase::kActive || file.queued.empty()) continue;
+    if (const int refusals = file.job->take_refusals(); refusals > 0) {
+      file.job->set_connection_limit(std::max(1, std::min(file.job->connection_limit(), file.in_flight) - refusals));
+    }
+    if (file.in_flight >= file.job->connection_limit() || (only_idle_files && file.in_flight > 0)) continue;
+    if (chosen == nullptr || file.in_flight < chosen->in_flight) chosen = &file;
+  }
+  if (chosen == nullptr) return nullptr;
+  const store::ByteRange range = chosen->queued.front();
+  chosen->queued.pop_front();
+  return start_task(*chosen, range);
 }
 
 RangeTask* ChunkScheduler::start_task(FileState& file, store::ByteRange range) {

@@ -19,14 +19,15 @@
 namespace hfget::transfer {
 
 struct ChunkPlan {
-  std::size_t max_active_files = 8;     // files open at once (--max-workers)
+  std::size_t max_active_files = 12;    // files open at once (--max-workers)
   std::uint64_t chunk_bytes = 32 << 20;  // a larger missing range is cut into chunks of this size
   std::uint64_t min_split_bytes = 4 << 20;  // the tail is re-split while ranges this large remain
 };
 
 /// Hands ranges of files to connections. Files open in listing order, at most max_active_files at once;
-/// each file's missing ranges are cut into chunks and queued, so a big shard is fetched over every idle
-/// connection. When nothing is queued, an idle connection takes the second half of the largest range still
+/// each file's missing ranges are cut into chunks and queued. A connection prefers a file of its own (its bytes
+/// then arrive in order), then opens the next file, then joins the open file with the fewest connections, so
+/// a big shard is fetched over every idle connection. When nothing is queued, an idle connection takes the second half of the largest range still
 /// in flight, so the last 1 % never crawls on one connection ("stuck at 99 %"). Thread-safe; one scheduler
 /// per download, shared by every connection thread.
 class ChunkScheduler {
@@ -55,6 +56,7 @@ class ChunkScheduler {
     std::optional<Error> error;
   };
 
+  RangeTask* take_queued(bool only_idle_files);  // requires mutex_
   RangeTask* start_task(FileState& file, store::ByteRange range);  // requires mutex_
   RangeTask* split_tail();                                          // requires mutex_
   void queue_missing(FileState& file);                              // requires mutex_

@@ -65,12 +65,6 @@ void FileJob::store(std::uint64_t offset, std::span<const std::byte> bytes) {
   progress_.on_bytes(file_, bytes.size());
 }
 
-void FileJob::write(std::uint64_t offset, std::span<const std::byte> bytes) {
-  partial_->write_at(offset, bytes);
-  bytes_received_ += bytes.size();
-  progress_.on_bytes(file_, bytes.size());
-}
-
 void FileJob::complete_range(store::ByteRange range) {
   std::lock_guard guard(mutex_);
   record(range, {});

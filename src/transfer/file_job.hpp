@@ -43,8 +43,6 @@ class FileJob {
   /// prefix reaches them), then progress. A kill -9 between the write and its journal line — the only
   /// bytes it can cost — is a window of one lock acquisition.
   void store(std::uint64_t offset, std::span<const std::byte> bytes);
-  /// Writes bytes without recording them (the caller records the range with complete_range()).
-  void write(std::uint64_t offset, std::span<const std::byte> bytes);
   /// Records [begin, end) as written: journal, then the hash catches up with the contiguous prefix.
   void complete_range(store::ByteRange range);
 

@@ -53,7 +53,7 @@ struct Fixture {
     const std::string& content = contents.at(task.job->file().path);
     const std::uint64_t end = task.end;
     const std::uint64_t begin = task.position;
-    task.job->write(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
+    task.job->store(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
     task.position = end;
   }
 
@@ -94,6 +94,45 @@ TEST(ChunkScheduler, CutsALargeFileIntoChunksAndPublishesItWhole) {
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
   EXPECT_FALSE(scheduler.errors()[0].has_value());
   EXPECT_EQ(scheduler.files_fetched(), 1U);
+}
+
+TEST(ChunkScheduler, GivesEachConnectionAFileOfItsOwnBeforeTwoShareOne) {
+  Fixture f;
+  const RemoteFile a = f.add_file("a.safetensors", 3 * kMiB);
+  const RemoteFile b = f.add_file("bb.safetensors", 3 * kMiB);  // another length: other bytes, another blob
+  std::vector<std::unique_ptr<FileJob>> jobs;
+  jobs.push_back(f.job(a));
+  jobs.push_back(f.job(b));
+  ChunkScheduler scheduler(std::move(jobs), {2, kMiB, kMiB}, {});
+  RangeTask* first = scheduler.next();
+  RangeTask* second = scheduler.next();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(first->job->file().path, a.path);
+  EXPECT_EQ(second->job->file().path, b.path) << "the second connection opens a file of its own";
+  // More connections than open files: the extra one joins the first of those with the fewest connections.
+  RangeTask* third = scheduler.next();
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(third->job->file().path, a.path);
+  EXPECT_EQ(third->begin, kMiB);
+  // A connection done with its chunk takes the next chunk of the file nobody works on: its own. The file's
+  // bytes arrive in order.
+  f.fetch(*second);
+  scheduler.done(second, std::nullopt);
+  RangeTask* next_of_b = scheduler.next();
+  ASSERT_NE(next_of_b, nullptr);
+  EXPECT_EQ(next_of_b->job->file().path, b.path);
+  EXPECT_EQ(next_of_b->begin, kMiB);
+  for (RangeTask* task : {first, third, next_of_b}) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  while (RangeTask* task = scheduler.next()) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  EXPECT_EQ(f.blob(a), f.contents[a.path]);
+  EXPECT_EQ(f.blob(b), f.contents[b.path]);
 }
 
 TEST(ChunkScheduler, HandsTheSecondHalfOfTheLargestRangeToAnIdleConnection) {
