@@ -51,6 +51,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -424,6 +425,24 @@ class Bench:
 
     # -- hfget extras -------------------------------------------------------------------------------
 
+    def raw_limits(self, hub: harness.Hub, repeat: int = 5) -> dict:
+        """One curl of the largest blob to /dev/null and to a file on the target disk: what one stream of this
+        server and this disk can do, measured in the same run (median of `repeat`)."""
+        relative = max(self.expected, key=lambda name: self.expected[name][0])
+        url = dict(self.urls(hub))[relative]
+        size = self.expected[relative][0]
+        target = self.fresh("raw") / "blob"
+        timings: dict[str, list[float]] = {"/dev/null": [], "file": []}
+        for _ in range(repeat):
+            for where, out in (("/dev/null", "/dev/null"), ("file", str(target))):
+                target.unlink(missing_ok=True)
+                started = time.monotonic()
+                subprocess.run(["curl", "-sSfL", "--noproxy", "*", "-o", out, url], check=True, timeout=self.timeout)
+                timings[where].append(time.monotonic() - started)
+        return {"file": relative, "bytes": size,
+                "null_mbps": size / statistics.median(timings["/dev/null"]) / 1e6,
+                "file_mbps": size / statistics.median(timings["file"]) / 1e6}
+
     def noop_rerun(self, hub: harness.Hub, env: dict[str, str], target: Path) -> dict:
         hub.reset_logs()
         measured = run_measured(self.hfget_argv(target), env=env, timeout=120, log_dir=self.logs, name="noop")
@@ -608,6 +627,7 @@ def main() -> int:
         bench = Bench(args, work, expected)
         results: list[Result] = []
         resume = None
+        raw: dict[str, dict] = {}
         for scenario in scenarios:
             limit = args.rate_cap if scenario == "capped" else None
             with harness.Hub({REPO: model}, limit_rate=limit, nginx_workers=args.nginx_workers) as hub:
@@ -625,6 +645,9 @@ def main() -> int:
                             continue   # slow (link-bound) or failing: once is enough
                         runs.setdefault(tool, []).append(bench.run_tool(scenario, tool, hub, repeat))
                 results += [median_result(runs[tool]) for tool in tools if tool in runs]
+                if shutil.which("curl"):
+                    print(f"[{scenario}] raw limits: one curl of the largest blob ...", file=sys.stderr, flush=True)
+                    raw[scenario] = bench.raw_limits(hub)
                 if scenario == "capped" and not args.no_extras and "hfget" in tools:
                     print("[capped] hfget kill -9 and resume ...", file=sys.stderr, flush=True)
                     resume = bench.resume(hub)
@@ -637,6 +660,12 @@ def main() -> int:
               f"{load_before:.2f}, at the end {os.getloadavg()[0]:.2f}")
         for scenario in scenarios:
             print(table(scenario, results, bench.total, len(expected), titles[scenario]))
+            if limits := raw.get(scenario):
+                hfget = next((r for r in results if r.scenario == scenario and r.tool == "hfget" and r.wall), None)
+                share = (f"; hfget's {bench.total / hfget.wall / 1e6:.0f} MB/s is "
+                         f"{bench.total / hfget.wall / 1e6 / limits['file_mbps']:.0%} of the to-file rate") if hfget else ""
+                print(f"raw limits: one curl of the largest blob ({limits['file']}, {limits['bytes']:,} bytes, median of "
+                      f"5): to /dev/null {limits['null_mbps']:.0f} MB/s, to a file {limits['file_mbps']:.0f} MB/s{share}")
         print("\nsrv CPU: nginx + Hub emulator CPU seconds during the run; other: CPU seconds anything else on the "
               "machine used meanwhile (well above 0 means the run shared its 2 cores with someone else's work)")
         print(report_extras(results, resume, bench.total))
@@ -644,7 +673,7 @@ def main() -> int:
         if args.json_out:
             Path(args.json_out).write_text(json.dumps(
                 {"total_bytes": bench.total, "files": len(expected), "rate_cap": args.rate_cap,
-                 "repeat": args.repeat, "results": [r.__dict__ for r in results], "resume": resume},
+                 "repeat": args.repeat, "results": [r.__dict__ for r in results], "resume": resume, "raw_limits": raw},
                 indent=2, default=str) + "\n")
         failed = [r for r in results if r.wall is not None and not r.ok and r.tool.startswith("hfget")]
         return 1 if failed or (resume and not resume.get("ok", True)) else 0
