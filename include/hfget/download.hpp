@@ -33,7 +33,7 @@ struct DownloadOptions {
   Secret token;
   int max_workers = 12;               // files open at once
   int connections = 16;               // HTTP connections in all, shared by the open files
-  std::uint64_t chunk_bytes = 0;      // 0: adaptive (16–64 MiB); larger missing ranges are cut into chunks
+  std::uint64_t chunk_bytes = 0;      // 0: adaptive (4–64 MiB); larger missing ranges are cut into chunks
   bool dry_run = false;
   bool offline = false;
   int max_attempts = 8;  // per file, counted since the last progress

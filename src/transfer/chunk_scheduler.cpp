@@ -29,7 +29,7 @@ RangeTask* ChunkScheduler::next() {
     }
     // 3. More connections than open files: a queued chunk of the open file with the fewest connections.
     if (RangeTask* task = take_queued(/*only_idle_files=*/false)) return task;
-    // 3. Nothing queued: help with the largest range still in flight.
+    // 4. Nothing queued: help with the largest range still in flight.
     if (RangeTask* task = split_tail()) return task;
     if (all_done()) return nullptr;
     // Woken by a task's end, a file opening or finishing, or the stop request.

@@ -25,11 +25,12 @@ struct ChunkPlan {
 };
 
 /// Hands ranges of files to connections. Files open in listing order, at most max_active_files at once;
-/// each file's missing ranges are cut into chunks and queued. A connection prefers a file of its own (its bytes
-/// then arrive in order), then opens the next file, then joins the open file with the fewest connections, so
-/// a big shard is fetched over every idle connection. When nothing is queued, an idle connection takes the second half of the largest range still
-/// in flight, so the last 1 % never crawls on one connection ("stuck at 99 %"). Thread-safe; one scheduler
-/// per download, shared by every connection thread.
+/// each file's missing ranges are cut into chunks and queued. A connection prefers a file of its own (its
+/// bytes then arrive in order), then opens the next file, then joins the open file with the fewest
+/// connections, so a big shard is fetched over every idle connection. When nothing is queued, an idle
+/// connection takes the second half of the largest range still in flight, so the last 1 % never crawls on
+/// one connection ("stuck at 99 %"). Thread-safe; one scheduler per download, shared by every connection
+/// thread.
 class ChunkScheduler {
  public:
   ChunkScheduler(std::vector<std::unique_ptr<FileJob>> jobs, ChunkPlan plan, std::stop_token stop);
