@@ -49,7 +49,8 @@ std::uint64_t window_length(std::size_t window_bytes) {
                                    std::uint64_t window_end) {
   struct stat info {};
   if (::fstat(fd, &info) == 0 && static_cast<std::uint64_t>(info.st_size) < window_end) {
-    throw Error(ErrorCode::kInternal,
+    // The bytes on disk no longer match what the listing promises: a verification failure, not a bug.
+    throw Error(ErrorCode::kVerificationFailed,
                 fmt::format("'{}' changed or truncated while being read ({} bytes when opened, {} now)",
                             path.string(), size_when_opened, info.st_size),
                 path);

@@ -113,7 +113,7 @@ TEST(ReadFileMapped, AFileTruncatedWhileMappedIsAnErrorNamingItNotACrash) {
         window);
     FAIL() << "no error";
   } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ErrorCode::kInternal);
+    EXPECT_EQ(error.code(), ErrorCode::kVerificationFailed);
     EXPECT_EQ(error.file(), dir / "f");
     const std::string message = error.what();
     EXPECT_NE(message.find((dir / "f").string()), std::string::npos) << message;
