@@ -286,6 +286,7 @@ class ContentChangeTest(HfgetTestCase):
 
     def kill_midway(self, args: list[str], home: Path, target: Path) -> int:
         """Run hfget until SWAP_SHARD has some bytes on disk, kill -9 it; returns the bytes kept."""
+        started_before, logged_before = self.requests_started(), len(self.hub.requests())
         running = self.hub.start_hfget(args, home=home)
         self.addCleanup(running.ensure_stopped)
 
@@ -302,8 +303,16 @@ class ContentChangeTest(HfgetTestCase):
         self.assertIsNone(running.process.poll(), "hfget finished before it could be killed")
         running.kill()
         self.assertEqual(running.wait(timeout=30).code, -signal.SIGKILL)
+        # The emulator may still be answering the killed run: writing to a socket whose client is gone succeeds
+        # until the reset comes back. Such an answer would consume the content swap a test sets next, without
+        # a byte of it reaching anyone. The emulator logs a request when its answer ends.
+        wait_until(lambda: self.requests_started() - started_before == len(self.hub.requests()) - logged_before,
+                   timeout=10, what="the emulator done with the killed run's requests")
         self.assertNothingSpliced(target, _Described("the killed run"))
         return partial_bytes()
+
+    def requests_started(self) -> int:
+        return sum(self.hub.stats()["requests"].values())
 
     def test_bytes_change_mid_download_exit_8_nothing_published(self):
         home, target = self.hub.new_dir("home"), self.hub.new_dir("local")
