@@ -2,12 +2,13 @@
 """Benchmark `hfget verify` against `sha256sum` run in parallel over the same files, and against the
 machine's ceiling (N cores x `openssl speed sha256`).
 
-    python3 bench/verify_bench.py [--size 2GiB] [--shards 16] [--jobs N] [--hfget build/hfget]
+    python3 bench/verify_bench.py [--size 2GiB] [--shards 16] [--jobs N] [--runs 3] [--hfget build/hfget]
 
 It generates a synthetic sharded model, serves it with the bundled Hub emulator + nginx on loopback,
 downloads it with hfget into a local dir (which records the listing verify checks against), then times:
   * warm page cache: hfget verify --jobs N, sha256sum over the same files with xargs -P N;
   * cold (only when the page cache can be dropped, i.e. as root): both again after drop_caches.
+Each is timed --runs times, alternating the tools; the table shows the median and the spread of hfget's runs.
 Prints one table with throughputs and ratios. Everything runs on 127.0.0.1 and is cleaned up.
 """
 
@@ -17,6 +18,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -65,6 +67,7 @@ def main() -> int:
     parser.add_argument("--size", type=parse_size, default=parse_size("2GiB"), help="total shard bytes (default 2GiB)")
     parser.add_argument("--shards", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--runs", type=int, default=3, help="timings per tool and cache state; the median is shown")
     parser.add_argument("--hfget", default=str(ROOT / "build" / "hfget"))
     args = parser.parse_args()
     os.environ["HFGET_BIN"] = str(Path(args.hfget).resolve())
@@ -85,35 +88,41 @@ def main() -> int:
         total = sum(p.stat().st_size for p in files)
         ceiling = openssl_sha256_bytes_per_second() * args.jobs
 
-        rows = []
-        for mode in ("warm", "cold"):
+        def prepare(mode: str) -> None:
             if mode == "warm":
                 warm(files)
-            elif not drop_caches():
+            else:
+                drop_caches()
+
+        rows = []
+        for mode in ("warm", "cold"):
+            if mode == "cold" and not drop_caches():
                 rows.append((mode, None, None))
                 continue
-            hfget_seconds = timed([args.hfget, "verify", str(target), "--jobs", str(args.jobs)])
-            if mode == "cold":
-                drop_caches()
-            else:
-                warm(files)
-            sha_seconds = timed(["xargs", "-0", "-P", str(args.jobs), "-n", "1", "sha256sum"],
-                                input=b"\0".join(str(p).encode() for p in files))
-            rows.append((mode, hfget_seconds, sha_seconds))
+            hfget_runs, sha_runs = [], []
+            for _ in range(max(1, args.runs)):
+                prepare(mode)
+                hfget_runs.append(timed([args.hfget, "verify", str(target), "--jobs", str(args.jobs)]))
+                prepare(mode)
+                sha_runs.append(timed(["xargs", "-0", "-P", str(args.jobs), "-n", "1", "sha256sum"],
+                                      input=b"\0".join(str(p).encode() for p in files)))
+            rows.append((mode, hfget_runs, sha_runs))
 
         gb = total / 1e9
         print(f"\nverify benchmark: {len(files)} files, {gb:.2f} GB ({total / 2**30:.2f} GiB), jobs={args.jobs}")
         print(f"ceiling: {args.jobs} x openssl speed sha256 = {ceiling / 1e9:.2f} GB/s\n")
-        print(f"{'cache':<6} {'hfget verify':>14} {'sha256sum -P':>14} {'hfget/sha256sum':>16} {'hfget/ceiling':>14}")
-        for mode, hfget_seconds, sha_seconds in rows:
-            if hfget_seconds is None:
+        print(f"{'cache':<6} {'hfget verify':>14} {'sha256sum -P':>14} {'hfget/sha256sum':>16} {'hfget/ceiling':>14}"
+              "  hfget runs/ceiling")
+        for mode, hfget_runs, sha_runs in rows:
+            if hfget_runs is None:
                 print(f"{mode:<6} {'(cannot drop the page cache here)':>62}")
                 continue
-            hfget_rate, sha_rate = total / hfget_seconds, total / sha_seconds
+            hfget_rate, sha_rate = total / statistics.median(hfget_runs), total / statistics.median(sha_runs)
+            spread = " ".join(f"{total / seconds / ceiling:.0%}" for seconds in hfget_runs)
             print(f"{mode:<6} {hfget_rate / 1e9:>10.2f} GB/s {sha_rate / 1e9:>10.2f} GB/s {hfget_rate / sha_rate:>15.2f}x"
-                  f" {hfget_rate / ceiling:>13.0%}")
-        print("\n(hfget verify also checks sizes, shard set, safetensors headers, config and tokenizer;"
-              " sha256sum only hashes.)")
+                  f" {hfget_rate / ceiling:>13.0%}  {spread}")
+        print(f"\n(median of {max(1, args.runs)} runs each. hfget verify also checks sizes, shard set, safetensors"
+              " headers, config and tokenizer; sha256sum only hashes.)")
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
