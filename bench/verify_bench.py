@@ -7,7 +7,8 @@ machine's ceiling (N cores x `openssl speed sha256`).
 It generates a synthetic sharded model, serves it with the bundled Hub emulator + nginx on loopback,
 downloads it with hfget into a local dir (which records the listing verify checks against), then times:
   * warm page cache: hfget verify --jobs N, sha256sum over the same files with xargs -P N;
-  * cold (only when the page cache can be dropped, i.e. as root): both again after drop_caches.
+  * cold (only when the page cache can be dropped, i.e. as root): both again after drop_caches, and the
+    disk's read speed (the same files read by `cat`, as many at a time, into /dev/null).
 Each is timed --runs times, alternating the tools; the table shows the median and the spread of hfget's runs.
 Prints one table with throughputs and ratios. Everything runs on 127.0.0.1 and is cleaned up.
 """
@@ -94,6 +95,8 @@ def main() -> int:
             else:
                 drop_caches()
 
+        file_list = b"\0".join(str(p).encode() for p in files)
+        read_runs: list[float] = []  # the disk's read speed: the same files read cold, as many at a time, hashed by no one
         rows = []
         for mode in ("warm", "cold"):
             if mode == "cold" and not drop_caches():
@@ -104,8 +107,10 @@ def main() -> int:
                 prepare(mode)
                 hfget_runs.append(timed([args.hfget, "verify", str(target), "--jobs", str(args.jobs)]))
                 prepare(mode)
-                sha_runs.append(timed(["xargs", "-0", "-P", str(args.jobs), "-n", "1", "sha256sum"],
-                                      input=b"\0".join(str(p).encode() for p in files)))
+                sha_runs.append(timed(["xargs", "-0", "-P", str(args.jobs), "-n", "1", "sha256sum"], input=file_list))
+                if mode == "cold":
+                    prepare(mode)
+                    read_runs.append(timed(["xargs", "-0", "-P", str(args.jobs), "-n", "1", "cat"], input=file_list))
             rows.append((mode, hfget_runs, sha_runs))
 
         gb = total / 1e9
@@ -121,6 +126,11 @@ def main() -> int:
             spread = " ".join(f"{total / seconds / ceiling:.0%}" for seconds in hfget_runs)
             print(f"{mode:<6} {hfget_rate / 1e9:>10.2f} GB/s {sha_rate / 1e9:>10.2f} GB/s {hfget_rate / sha_rate:>15.2f}x"
                   f" {hfget_rate / ceiling:>13.0%}  {spread}")
+        if read_runs:
+            read_rate = total / statistics.median(read_runs)
+            cold_hfget = next(total / statistics.median(r[1]) for r in rows if r[0] == "cold")
+            print(f"\ndisk read, cold (xargs -P {args.jobs} cat > /dev/null): {read_rate / 1e9:.2f} GB/s;"
+                  f" hfget verify cold = {cold_hfget / read_rate:.0%} of it")
         print(f"\n(median of {max(1, args.runs)} runs each. hfget verify also checks sizes, shard set, safetensors"
               " headers, config and tokenizer; sha256sum only hashes.)")
         return 0
