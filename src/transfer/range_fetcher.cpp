@@ -10,8 +10,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-
 #include "hfget/error.hpp"
 #include "http/content_range.hpp"
 #include "http/retrier.hpp"
@@ -24,20 +22,14 @@ namespace {
 
 constexpr int kMaxRedirects = 10;
 // Bytes written (and journaled, and hashed) at a time per connection: fixed memory, 128 KiB × --connections,
-// and what a kill -9 between a write and its journal line can cost a connection. Writes end on multiples of
-// it in the file, so the page cache can hold the file in 128 KiB folios rather than a few pages each:
-// whoever reads the model next (hfget verify, the inference server) maps or reads it with fewer faults.
+// and what a kill -9 between a write and its journal line can cost a connection (about one socket read).
 constexpr std::size_t kBatchBytes = 128 << 10;
-// Reads from the socket further apart than this mean a slow link: there every read is written at once, so
-// progress, the journal and what a kill -9 costs stay within one read. On a fast link reads come back to
-// back, and the bytes wait for the next 128 KiB boundary.
-constexpr auto kSlowLinkGap = std::chrono::milliseconds(20);
 
 // Writes a 2xx body into the file at the task's position, up to the task's (possibly lowered) end, and
 // records what it wrote in the journal (which also lets the hash follow the written prefix). libcurl hands
 // the body over in 16 KiB pieces; they are gathered in the connection's batch buffer and written, journaled
-// and hashed up to the next 128 KiB boundary of the file at a time: an 8th of the system calls and lock
-// round trips, and whole folios in the page cache.
+// and hashed a socket read at a time (at most 128 KiB): on a fast link an 8th of the system calls and lock
+// round trips, and a kill -9 still loses only what was in flight.
 class RangeSink final : public http::BodySink {
  public:
   RangeSink(RangeTask& task, std::vector<std::byte>& batch)
@@ -72,28 +64,22 @@ class RangeSink final : public http::BodySink {
     const std::uint64_t end = task_.end;
     const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(end > next ? end - next : 0, bytes.size()));
     for (std::span<const std::byte> rest = bytes.first(take); !rest.empty();) {
-      const std::uint64_t at = task_.position + batch_.size();
-      const std::size_t to_boundary = kBatchBytes - static_cast<std::size_t>(at % kBatchBytes);
-      const std::size_t piece = std::min(to_boundary, rest.size());
+      const std::size_t piece = std::min(batch_.capacity() - batch_.size(), rest.size());
       batch_.insert(batch_.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(piece));
       rest = rest.subspan(piece);
-      if (piece == to_boundary) flush();
+      if (batch_.size() == batch_.capacity()) flush();
     }
     received_ += take;
     // Past the end: the rest belongs to another connection (or the server sent more than the listing says).
     return take == bytes.size();
   }
 
-  // Called after every read from the socket (and at least once a second while a transfer runs).
-  void on_read_done() override {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_read_ > kSlowLinkGap) flush();
-    last_read_ = now;
-  }
+  // What one read from the socket delivered is written together: on a fast link that is hundreds of KiB,
+  // on a slow one a piece or two, so a kill -9 loses no more than before batching.
+  void on_read_done() override { flush(); }
 
-  /// Writes what the batch holds at the task's position and records it. Called when the batch reaches a
-  /// 128 KiB boundary of the file, after a read on a slow link, and after every request, however it
-  /// ended.
+  /// Writes what the batch holds at the task's position and records it. Called when the batch is full,
+  /// after each read from the socket and after every request, however it ended.
   void flush() {
     if (batch_.empty()) return;
     struct Emptied {  // written or not (a full disk throws), the batch is done with
@@ -131,7 +117,6 @@ class RangeSink final : public http::BodySink {
   RangeTask& task_;
   const RemoteFile& file_;
   std::vector<std::byte>& batch_;
-  std::chrono::steady_clock::time_point last_read_;  // when on_read_done() was last called
   std::string origin_;
   std::optional<std::string> rejection_;
   bool changed_ = false;
