@@ -55,6 +55,12 @@ void PartialFile::read_range(std::uint64_t begin, std::uint64_t end,
   read_blocks(fd_.get(), begin, end, path_, consumer, kReadBackBytes);
 }
 
+void PartialFile::start_writeback(std::uint64_t begin, std::uint64_t end) const noexcept {
+  if (end > begin) {
+    ::sync_file_range(fd_.get(), static_cast<off_t>(begin), static_cast<off_t>(end - begin), SYNC_FILE_RANGE_WRITE);
+  }
+}
+
 void PartialFile::restart() {
   if (::ftruncate(fd_.get(), 0) != 0) util::throw_file_error("cannot truncate", path_, errno);
   size_ = 0;

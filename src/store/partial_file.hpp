@@ -40,6 +40,9 @@ class PartialFile {
                   const std::function<void(std::span<const std::byte>)>& consumer) const;
   /// Back to zero bytes: the server ignored our Range, or the content failed its hash check.
   void restart();
+  /// Starts writing [begin, end) to the device without waiting for it (sync_file_range WRITE). Only a head
+  /// start for commit()'s fdatasync, so a filesystem that cannot do it is not an error.
+  void start_writeback(std::uint64_t begin, std::uint64_t end) const noexcept;
   /// Feeds the bytes already on disk to `consumer` in order (to rebuild a hash after a resume).
   void read_existing(const std::function<void(std::span<const std::byte>)>& consumer) const;
   /// Flushes the data, renames the file to `final_path` and flushes the directory entry.

@@ -43,6 +43,7 @@ bool FileJob::activate(const std::stop_token& stop) {
   journal_->persist();  // before any chunk is written: a partial file with holes always has its journal
   hasher_.emplace(file_);
   hashed_up_to_ = 0;
+  written_back_up_to_ = 0;
   const std::uint64_t kept = journal_->completed_bytes();
   progress_.on_file_started(file_, kept);
   // A resumed file is still hashed in full: its kept prefix is read back once.
@@ -81,9 +82,24 @@ void FileJob::record(store::ByteRange range, std::span<const std::byte> written)
 
 void FileJob::advance_hash() {
   const std::uint64_t prefix = journal_->contiguous_prefix();
-  if (prefix <= hashed_up_to_) return;
-  partial_->read_range(hashed_up_to_, prefix, [&](std::span<const std::byte> bytes) { hasher_->update(bytes); });
-  hashed_up_to_ = prefix;
+  if (prefix > hashed_up_to_) {
+    partial_->read_range(hashed_up_to_, prefix, [&](std::span<const std::byte> bytes) { hasher_->update(bytes); });
+    hashed_up_to_ = prefix;
+  }
+  start_writeback();
+}
+
+void FileJob::start_writeback() {
+  // Publishing waits for an fdatasync of the whole file. Left to the kernel, most of a file is still only in
+  // memory when its last byte arrives, and files downloaded side by side all finish, and flush, at once: the
+  // connections stall on the disk together. Asking the disk to write every 8 MiB of the hashed prefix as it
+  // arrives leaves the fdatasync a few MiB, and caps the download's dirty memory by the same token (on a
+  // 547 GiB download, the kernel's dirty limit would otherwise throttle every writer at once). Unlimited
+  // loopback: 2.41 s → 2.08 s (medians of 5, bench model); 2 MiB and 32 MiB steps were slower.
+  constexpr std::uint64_t kStep = 8 << 20;
+  if (hashed_up_to_ < written_back_up_to_ + kStep) return;
+  partial_->start_writeback(written_back_up_to_, hashed_up_to_);
+  written_back_up_to_ = hashed_up_to_;
 }
 
 FileJob::Outcome FileJob::finish() {
@@ -118,6 +134,7 @@ void FileJob::discard_bytes_written() {
   partial_->restart();
   hasher_.emplace(file_);
   hashed_up_to_ = 0;
+  written_back_up_to_ = 0;
 }
 
 bool FileJob::accept_validator(const std::string& origin, const std::string* etag) {

@@ -96,6 +96,7 @@ class FileJob {
  private:
   void record(store::ByteRange range, std::span<const std::byte> written);  // requires mutex_
   void advance_hash();          // requires mutex_
+  void start_writeback();       // requires mutex_
   void discard_bytes_written();  // requires mutex_
 
   RemoteFile file_;
@@ -107,6 +108,7 @@ class FileJob {
   std::optional<store::RangeJournal> journal_;
   std::optional<crypto::ContentHasher> hasher_;
   std::uint64_t hashed_up_to_ = 0;
+  std::uint64_t written_back_up_to_ = 0;  // the hashed prefix up to here was handed to the disk
   int pass_ = 1;
   std::string cdn_url_;
   bool resolving_ = false;  // a connection is asking the Hub for cdn_url_
