@@ -8,41 +8,12 @@
 #include <thread>
 
 #include "transfer/chunk_scheduler.hpp"
+#include "transfer/chunk_size.hpp"
 #include "transfer/download_steps.hpp"
 #include "transfer/file_job.hpp"
 #include "transfer/range_fetcher.hpp"
 
 namespace hfget::transfer {
-namespace {
-
-// Cut large files into chunks of 4–64 MiB: enough chunks that every connection finds one queued (a
-// connection that finds none splits a range in flight, which costs the bytes already on their way to the
-// other connection and a new TCP connection), few enough that per-request overhead and the range journal
-// stay small. Two bounds: the bytes to fetch over 4 chunks per connection, and the open files (at most
-// --max-workers, of about the average large file's size) over 2 chunks per connection. A 64-shard model
-// of 9.8 GB shards gets 64 MiB chunks; one of 32 MiB shards gets 12 MiB (12 open files × 32 MiB / 32).
-std::uint64_t chunk_size_for(const DownloadOptions& options, const std::vector<PlannedFile>& plan,
-                             std::uint64_t bytes_to_fetch) {
-  if (options.chunk_bytes > 0) return options.chunk_bytes;
-  constexpr std::uint64_t kMinChunk = 4 << 20;
-  constexpr std::uint64_t kMaxChunk = 64 << 20;
-  const auto connections = static_cast<std::uint64_t>(std::max(options.connections, 1));
-  std::uint64_t large_bytes = 0;
-  std::uint64_t large_files = 0;
-  for (const PlannedFile& planned : plan) {
-    if (planned.complete || planned.file.size < kMinChunk) continue;
-    large_bytes += planned.file.size;
-    large_files += 1;
-  }
-  std::uint64_t chunk = bytes_to_fetch / (connections * 4);
-  if (large_files > 0) {
-    const std::uint64_t open_at_once = std::min<std::uint64_t>(large_files, static_cast<std::uint64_t>(std::max(options.max_workers, 1)));
-    chunk = std::min(chunk, large_bytes / large_files * open_at_once / (connections * 2));
-  }
-  return std::clamp(chunk, kMinChunk, kMaxChunk);
-}
-
-}  // namespace
 
 FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
                        std::uint64_t bytes_to_fetch, store::Layout& layout, ProgressSink& progress,
