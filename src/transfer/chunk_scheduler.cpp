@@ -18,6 +18,7 @@ ChunkScheduler::ChunkScheduler(std::vector<std::unique_ptr<FileJob>> jobs, Chunk
 RangeTask* ChunkScheduler::next() {
   std::unique_lock lock(mutex_);
   while (!stop_.stop_requested()) {
+    apply_refusals();
     // 1. A queued chunk of an open file that no connection is working on. One connection per file keeps the
     //    file's bytes arriving in order: they are hashed straight from the write buffer (no read-back), and
     //    connections do not queue on one file's inode lock.
@@ -39,13 +40,21 @@ RangeTask* ChunkScheduler::next() {
   return nullptr;
 }
 
+void ChunkScheduler::apply_refusals() {
+  // A CDN that refused extra connections to a file (403/429 on parallel ranges) gets fewer from now on: as
+  // many as it was serving when it refused, less one per refusal, at least one.
+  for (FileState& file : files_) {
+    if (file.phase != FileState::Phase::kActive) continue;
+    if (const int refusals = file.job->take_refusals(); refusals > 0) {
+      file.job->set_connection_limit(std::max(1, std::min(file.job->connection_limit(), file.in_flight) - refusals));
+    }
+  }
+}
+
 RangeTask* ChunkScheduler::take_queued(bool only_idle_files) {
   FileState* chosen = nullptr;
   for (FileState& file : files_) {
     if (file.phase != FileState::Phase::kActive || file.queued.empty()) continue;
-    if (const int refusals = file.job->take_refusals(); refusals > 0) {
-      file.job->set_connection_limit(std::max(1, std::min(file.job->connection_limit(), file.in_flight) - refusals));
-    }
     if (file.in_flight >= file.job->connection_limit() || (only_idle_files && file.in_flight > 0)) continue;
     if (chosen == nullptr || file.in_flight < chosen->in_flight) chosen = &file;
   }

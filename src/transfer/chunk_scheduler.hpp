@@ -57,6 +57,7 @@ class ChunkScheduler {
     std::optional<Error> error;
   };
 
+  void apply_refusals();                         // requires mutex_
   RangeTask* take_queued(bool only_idle_files);  // requires mutex_
   RangeTask* start_task(FileState& file, store::ByteRange range);  // requires mutex_
   RangeTask* split_tail();                                          // requires mutex_
