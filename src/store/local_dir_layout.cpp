@@ -18,7 +18,7 @@
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
-#include "store/read_blocks.hpp"
+#include "store/mapped_reads.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
 
@@ -79,7 +79,13 @@ class LocalDirLayout final : public Layout {
       return false;
     }
     crypto::ContentHasher hasher(file);
-    read_file_blocks(final_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
+    try {
+      read_file_mapped(final_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
+    } catch (const Error& error) {
+      // Shrunk while read (someone else is rewriting it): not a copy to adopt; downloading replaces it.
+      if (error.code() != ErrorCode::kVerificationFailed) throw;
+      return false;
+    }
     if (hasher.finish_hex() != hasher.expected()) return false;
     write_metadata(file);
     return true;

@@ -14,7 +14,7 @@ inline constexpr std::size_t kMappedWindowBytes = 16 << 20;
 
 /// Feeds the whole file at `path` to `consumer` straight from the page cache, with no copy: it maps
 /// `window_bytes` (rounded up to whole pages) of the file at a time, read-only, hands the consumer that span
-/// and unmaps it. On a warm page cache this is faster than read_file_blocks, whose pread copies every byte
+/// and unmaps it. On a warm page cache this is faster than read_blocks, whose pread copies every byte
 /// once more (docs/benchmarks.md); cold, it asks for the same sequential read-ahead. A file that cannot be
 /// mapped (a filesystem without mmap, no address space left) is read with read_blocks from where mapping
 /// failed; an empty file feeds nothing.

@@ -2,7 +2,6 @@
 #include "store/read_blocks.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +9,6 @@
 #include <vector>
 
 #include "util/atomic_file.hpp"
-#include "util/unique_fd.hpp"
 
 namespace hfget::store {
 
@@ -30,14 +28,6 @@ void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::file
     consumer(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(n)));
     offset += static_cast<std::uint64_t>(n);
   }
-}
-
-void read_file_blocks(const std::filesystem::path& path, const BlockConsumer& consumer) {
-  util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) util::throw_file_error("cannot open", path, errno);
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) util::throw_file_error("cannot stat", path, errno);
-  read_blocks(fd.get(), 0, static_cast<std::uint64_t>(info.st_size), path, consumer);
 }
 
 }  // namespace hfget::store

@@ -18,7 +18,4 @@ inline constexpr std::size_t kSequentialReadBytes = 4 << 20;
 void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::filesystem::path& path,
                  const BlockConsumer& consumer, std::size_t block_bytes = kSequentialReadBytes);
 
-/// The same for a whole file, opened read-only.
-void read_file_blocks(const std::filesystem::path& path, const BlockConsumer& consumer);
-
 }  // namespace hfget::store
