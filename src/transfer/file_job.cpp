@@ -95,7 +95,8 @@ void FileJob::start_writeback() {
   // connections stall on the disk together. Asking the disk to write every 8 MiB of the hashed prefix as it
   // arrives leaves the fdatasync a few MiB, and caps the download's dirty memory by the same token (on a
   // 547 GiB download, the kernel's dirty limit would otherwise throttle every writer at once). Unlimited
-  // loopback: 2.41 s → 2.08 s (medians of 5, bench model); 2 MiB and 32 MiB steps were slower.
+  // loopback: median 2.41 s before, about 2.0 s after; 2 MiB and 32 MiB steps were slower
+  // (docs/benchmarks.md).
   constexpr std::uint64_t kStep = 8 << 20;
   if (hashed_up_to_ < written_back_up_to_ + kStep) return;
   partial_->start_writeback(written_back_up_to_, hashed_up_to_);
