@@ -18,7 +18,7 @@
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
-#include "store/mapped_reads.hpp"
+#include "store/file_reads.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
 
@@ -80,7 +80,7 @@ class LocalDirLayout final : public Layout {
     }
     crypto::ContentHasher hasher(file);
     try {
-      read_file_mapped(final_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
+      read_file(final_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
     } catch (const Error& error) {
       // Shrunk while read (someone else is rewriting it): not a copy to adopt; downloading replaces it.
       if (error.code() != ErrorCode::kVerificationFailed) throw;

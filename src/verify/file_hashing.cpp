@@ -8,7 +8,7 @@
 
 #include "crypto/content_hasher.hpp"
 #include "hfget/error.hpp"
-#include "store/mapped_reads.hpp"
+#include "store/file_reads.hpp"
 
 namespace hfget::verify {
 namespace {
@@ -18,10 +18,9 @@ HashOutcome hash_one(const HashJob& job, std::uint64_t& bytes_read, const std::s
   HashOutcome outcome;
   outcome.algorithm = hasher.algorithm();
   try {
-    // Mapped, not copied: with the file in the page cache, pread's copy into a buffer cost a tenth of the
-    // hashing speed. The consumer runs under a SIGBUS guard (the file truncated under us), so it keeps no
-    // object with a destructor alive while it hashes.
-    store::read_file_mapped(job.path, [&](std::span<const std::byte> bytes) {
+    // The consumer may run under a SIGBUS guard (a mapped file truncated under us), so it keeps no object
+    // with a destructor alive while it hashes.
+    store::read_file(job.path, [&](std::span<const std::byte> bytes) {
       if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
       hasher.update(bytes);
       bytes_read += bytes.size();

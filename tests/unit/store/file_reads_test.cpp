@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "store/mapped_reads.hpp"
+#include "store/file_reads.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -36,23 +36,46 @@ struct Fed {
   std::vector<std::size_t> spans;  // the size of each span the consumer got
 };
 
-Fed read_mapped(const std::filesystem::path& path, std::size_t window_bytes) {
+Fed read_whole(const std::filesystem::path& path, std::size_t window_bytes, ReadMethodChooser& chooser) {
   Fed fed;
   // Room for everything first: the consumer runs under the SIGBUS guard and must not reallocate while
   // reading.
   fed.bytes.reserve(std::filesystem::file_size(path));
   fed.spans.reserve(fed.bytes.capacity() / kPage + 2);
-  read_file_mapped(
+  read_file(
       path,
       [&](std::span<const std::byte> bytes) {
         fed.bytes.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
         fed.spans.push_back(bytes.size());
       },
-      window_bytes);
+      chooser, window_bytes);
   return fed;
 }
 
-TEST(ReadFileMapped, FeedsExactlyTheFileForEverySizeAroundTheWindow) {
+// Every test runs once with each method forced; what the consumer is fed must not depend on the method,
+// except for how the bytes are cut into spans.
+class ReadFile : public ::testing::TestWithParam<ReadMethod> {
+ protected:
+  Fed read_whole(const std::filesystem::path& path, std::size_t window_bytes) {
+    return store::read_whole(path, window_bytes, chooser_);
+  }
+  // The spans one window of `length` bytes arrives in.
+  std::vector<std::size_t> spans_of_window(std::size_t length) const {
+    if (GetParam() == ReadMethod::kMapped) return {length};
+    std::vector<std::size_t> spans(length / kCopyBlockBytes, kCopyBlockBytes);
+    if (length % kCopyBlockBytes != 0) spans.push_back(length % kCopyBlockBytes);
+    return spans;
+  }
+
+  ReadMethodChooser chooser_{GetParam()};
+};
+
+INSTANTIATE_TEST_SUITE_P(EachMethod, ReadFile, ::testing::Values(ReadMethod::kMapped, ReadMethod::kCopied),
+                         [](const ::testing::TestParamInfo<ReadMethod>& param) {
+                           return param.param == ReadMethod::kMapped ? "Mapped" : "Copied";
+                         });
+
+TEST_P(ReadFile, FeedsExactlyTheFileForEverySizeAroundTheWindow) {
   const TempDir dir;
   const std::size_t window = 4 * kPage;
   for (const std::size_t size :
@@ -60,35 +83,37 @@ TEST(ReadFileMapped, FeedsExactlyTheFileForEverySizeAroundTheWindow) {
     SCOPED_TRACE(size);
     const std::string content = patterned(size);
     write_file(dir / "f", content);
-    const Fed fed = read_mapped(dir / "f", window);
+    const Fed fed = read_whole(dir / "f", window);
     EXPECT_EQ(fed.bytes, content);
-    EXPECT_EQ(fed.spans.size(), (size + window - 1) / window);
+    EXPECT_EQ(fed.spans.size(), (size + window - 1) / window);  // the window is smaller than a copy block
     for (const std::size_t span : fed.spans) EXPECT_LE(span, window);
   }
 }
 
-TEST(ReadFileMapped, RoundsTheWindowUpToWholePages) {
+TEST_P(ReadFile, RoundsTheWindowUpToWholePages) {
   const TempDir dir;
   const std::string content = patterned(2 * kPage + 3);
   write_file(dir / "f", content);
-  const Fed fed = read_mapped(dir / "f", 1000);
+  const Fed fed = read_whole(dir / "f", 1000);
   EXPECT_EQ(fed.bytes, content);
   EXPECT_EQ(fed.spans, (std::vector<std::size_t>{kPage, kPage, 3}));
 }
 
-TEST(ReadFileMapped, TheDefaultWindowReadsAFileLargerThanOneWindow) {
+TEST_P(ReadFile, TheDefaultWindowReadsAFileLargerThanOneWindow) {
   const TempDir dir;
-  const std::string content = patterned(kMappedWindowBytes + 12345);
+  const std::string content = patterned(kReadWindowBytes + 12345);
   write_file(dir / "f", content);
-  const Fed fed = read_mapped(dir / "f", kMappedWindowBytes);
+  const Fed fed = read_whole(dir / "f", kReadWindowBytes);
   EXPECT_TRUE(fed.bytes == content);  // not EXPECT_EQ: a mismatch would print 16 MiB
-  EXPECT_EQ(fed.spans, (std::vector<std::size_t>{kMappedWindowBytes, 12345}));
+  std::vector<std::size_t> expected = spans_of_window(kReadWindowBytes);
+  expected.push_back(12345);
+  EXPECT_EQ(fed.spans, expected);
 }
 
-TEST(ReadFileMapped, AMissingFileIsAnErrorNamingIt) {
+TEST_P(ReadFile, AMissingFileIsAnErrorNamingIt) {
   const TempDir dir;
   try {
-    read_file_mapped(dir / "missing", [](std::span<const std::byte>) {});
+    read_file(dir / "missing", [](std::span<const std::byte>) {}, chooser_);
     FAIL() << "no error";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find((dir / "missing").string()), std::string::npos) << error.what();
@@ -96,21 +121,21 @@ TEST(ReadFileMapped, AMissingFileIsAnErrorNamingIt) {
   }
 }
 
-TEST(ReadFileMapped, AFileTruncatedWhileMappedIsAnErrorNamingItNotACrash) {
+TEST_P(ReadFile, AFileTruncatedWhileReadIsAnErrorNamingItNotACrash) {
   const TempDir dir;
   const std::size_t window = 4 * kPage;
   write_file(dir / "f", patterned(3 * window));
   int calls = 0;
   unsigned sum = 0;
   try {
-    read_file_mapped(
+    read_file(
         dir / "f",
         [&](std::span<const std::byte> bytes) {
           ++calls;
           std::filesystem::resize_file(dir / "f", 0);  // another process truncates it under us
-          for (const std::byte b : bytes) sum += static_cast<unsigned>(b);  // SIGBUS on the first byte
+          for (const std::byte b : bytes) sum += static_cast<unsigned>(b);  // mapped: SIGBUS on the first byte
         },
-        window);
+        chooser_, window);
     FAIL() << "no error";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::kVerificationFailed);
@@ -120,25 +145,40 @@ TEST(ReadFileMapped, AFileTruncatedWhileMappedIsAnErrorNamingItNotACrash) {
     EXPECT_NE(message.find("changed or truncated while being read"), std::string::npos) << message;
   }
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(sum, 0U);
+  if (GetParam() == ReadMethod::kMapped) {
+    EXPECT_EQ(sum, 0U);  // copied, the first window was read before the truncation
+  }
   // The guard is disarmed and the process fine: the next file reads normally.
   write_file(dir / "g", patterned(window + 1));
-  EXPECT_EQ(read_mapped(dir / "g", window).bytes, patterned(window + 1));
+  EXPECT_EQ(read_whole(dir / "g", window).bytes, patterned(window + 1));
 }
 
-TEST(ReadFileMapped, AnExceptionFromTheConsumerPropagates) {
+TEST_P(ReadFile, AnExceptionFromTheConsumerPropagates) {
   const TempDir dir;
   write_file(dir / "f", patterned(3 * kPage));
   int calls = 0;
-  EXPECT_THROW(read_file_mapped(
+  EXPECT_THROW(read_file(
                    dir / "f",
                    [&](std::span<const std::byte>) {
                      ++calls;
                      throw Error(ErrorCode::kInterrupted, "interrupted");
                    },
-                   kPage),
+                   chooser_, kPage),
                Error);
   EXPECT_EQ(calls, 1);
+}
+
+// The shared chooser measures the windows as it goes and mixes the methods within one file; the consumer
+// still gets the file in order.
+TEST(ReadFileChoosing, MixingMethodsWithinAFileFeedsItInOrder) {
+  const TempDir dir;
+  const std::size_t window = kTimedWindowBytes;  // timed, so the chooser alternates, then settles
+  const std::string content = patterned(6 * window + 5);
+  write_file(dir / "f", content);
+  ReadMethodChooser chooser;
+  const Fed fed = read_whole(dir / "f", window, chooser);
+  EXPECT_TRUE(fed.bytes == content);
+  EXPECT_GT(fed.spans.size(), 7U);  // the second window at least was copied, in blocks
 }
 
 }  // namespace
