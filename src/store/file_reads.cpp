@@ -46,6 +46,24 @@ std::uint64_t window_length(std::size_t window_bytes) {
   return (wanted + page - 1) / page * page;
 }
 
+// Before each piece of a mapped window goes to the consumer, the reader touches the pages this far ahead of
+// it (one byte a page). On an Intel host, SHA-256 reading a mapping of the page cache otherwise stalled at
+// every new page: 1.87 CPU-s for 2 GiB, against 1.15 s with the touches, which let those stalls overlap.
+// Leads of 16 to 64 KiB did that; 128 KiB and more did nothing (docs/benchmarks.md).
+constexpr std::size_t kTouchLeadBytes = 64 << 10;
+
+void feed_touching_ahead(std::span<const std::byte> window, const BlockConsumer& consumer) {
+  static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  for (std::size_t offset = 0; offset < window.size(); offset += kMappedPieceBytes) {
+    const std::size_t length = std::min(kMappedPieceBytes, window.size() - offset);
+    const std::size_t touch_end = std::min(window.size(), offset + kTouchLeadBytes + length);
+    for (std::size_t touch = offset + kTouchLeadBytes; touch < touch_end; touch += page) {
+      static_cast<void>(*static_cast<const volatile std::byte*>(window.data() + touch));
+    }
+    consumer(window.subspan(offset, length));
+  }
+}
+
 // CPU time, not wall time: the other hashing threads and the disk do not count against a method.
 std::chrono::nanoseconds thread_cpu_time() {
   timespec now{};
@@ -81,7 +99,7 @@ class WindowReader {
     // Read-ahead on faults, and the pages go early when memory is short: each is read once.
     ::madvise(address, length, MADV_SEQUENTIAL);
     const std::span<const std::byte> bytes = mapping.bytes();
-    const auto feed = [this, bytes] { consumer_(bytes); };
+    const auto feed = [this, bytes] { feed_touching_ahead(bytes, consumer_); };
     if (!util::run_with_sigbus_guard(bytes, feed)) throw_read_fault(fd_, path_, size_, offset + length);
     return true;
   }
