@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Which way of reading a file into a hash costs less CPU differs from machine to machine by more than any
 // other choice in `hfget verify`. Hashing through a mapping skips pread's copy into a buffer, but SHA-256 then
-// reads every 4 KiB page through the process's own page tables; on one VM that was 9% faster than pread, on
-// another (same kernel, another host) 45% slower, with the same files warm in the page cache
-// (docs/benchmarks.md). So the reader measures both on the files at hand and keeps the cheaper one.
+// reads every 4 KiB page through the process's own page tables. On one VM that was 9% faster than pread; on
+// another (same kernel, another host) 45% slower, until the reader touched the pages ahead of the hash
+// (file_reads.cpp), which made mapping the faster there too (docs/benchmarks.md). Two hosts are not every
+// host, and the difference is large either way, so the reader measures both on the files at hand and keeps
+// the cheaper one.
 #pragma once
 
 #include <array>
