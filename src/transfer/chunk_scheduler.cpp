@@ -24,7 +24,7 @@ RangeTask* ChunkScheduler::next() {
     //    connections do not queue on one file's inode lock.
     if (RangeTask* task = take_queued(/*only_idle_files=*/true)) return task;
     // 2. Open the next file.
-    if (next_to_open_ < files_.size() && active_files_ < plan_.max_active_files) {
+    if (next_to_open_ < files_.size() && open_files_.size() < plan_.max_active_files) {
       open_file(lock, files_[next_to_open_++]);
       continue;
     }
@@ -43,7 +43,8 @@ RangeTask* ChunkScheduler::next() {
 void ChunkScheduler::apply_refusals() {
   // A CDN that refused extra connections to a file (403/429 on parallel ranges) gets fewer from now on: as
   // many as it was serving when it refused, less one per refusal, at least one.
-  for (FileState& file : files_) {
+  for (const std::size_t index : open_files_) {
+    FileState& file = files_[index];
     if (file.phase != FileState::Phase::kActive) continue;
     if (const int refusals = file.job->take_refusals(); refusals > 0) {
       file.job->set_connection_limit(std::max(1, std::min(file.job->connection_limit(), file.in_flight) - refusals));
@@ -53,7 +54,8 @@ void ChunkScheduler::apply_refusals() {
 
 RangeTask* ChunkScheduler::take_queued(bool only_idle_files) {
   FileState* chosen = nullptr;
-  for (FileState& file : files_) {
+  for (const std::size_t index : open_files_) {
+    FileState& file = files_[index];
     if (file.phase != FileState::Phase::kActive || file.queued.empty()) continue;
     if (file.in_flight >= file.job->connection_limit() || (only_idle_files && file.in_flight > 0)) continue;
     if (chosen == nullptr || file.in_flight < chosen->in_flight) chosen = &file;
@@ -113,7 +115,7 @@ void ChunkScheduler::queue_missing(FileState& file) {
 
 void ChunkScheduler::open_file(std::unique_lock<std::mutex>& lock, FileState& file) {
   file.phase = FileState::Phase::kOpening;
-  ++active_files_;
+  open_files_.push_back(static_cast<std::size_t>(&file - files_.data()));
   lock.unlock();
   std::optional<Error> error;
   bool needs_bytes = false;
@@ -125,11 +127,9 @@ void ChunkScheduler::open_file(std::unique_lock<std::mutex>& lock, FileState& fi
   lock.lock();
   if (error) {
     file.error = error;
-    file.phase = FileState::Phase::kDone;
-    --active_files_;
+    close_file(file);
   } else if (!needs_bytes) {
-    file.phase = FileState::Phase::kDone;
-    --active_files_;
+    close_file(file);
   } else {
     file.phase = FileState::Phase::kActive;
     queue_missing(file);
@@ -159,8 +159,7 @@ void ChunkScheduler::finish_file(std::unique_lock<std::mutex>& lock, FileState& 
       file.job->abandon();
     }
     file.fetched = !error;
-    file.phase = FileState::Phase::kDone;
-    --active_files_;
+    close_file(file);
   }
   ++generation_;
   wake_.notify_all();
@@ -179,8 +178,7 @@ void ChunkScheduler::start_over(std::unique_lock<std::mutex>& lock, FileState& f
   if (error) {
     file.error = error;
     file.job->abandon();
-    file.phase = FileState::Phase::kDone;
-    --active_files_;
+    close_file(file);
   } else {
     file.phase = FileState::Phase::kActive;
     queue_missing(file);
@@ -212,8 +210,7 @@ void ChunkScheduler::done(RangeTask* task, const std::optional<Error>& error) {
   if (file.in_flight == 0 && file.phase == FileState::Phase::kActive) {
     if (file.error) {
       file.job->abandon();
-      file.phase = FileState::Phase::kDone;
-      --active_files_;
+      close_file(file);
     } else if (changed) {
       start_over(lock, file);
     } else if (file.queued.empty()) {
@@ -229,9 +226,15 @@ void ChunkScheduler::done(RangeTask* task, const std::optional<Error>& error) {
   wake_.notify_all();
 }
 
+void ChunkScheduler::close_file(FileState& file) {
+  file.phase = FileState::Phase::kDone;
+  const auto index = static_cast<std::size_t>(&file - files_.data());
+  open_files_.erase(std::find(open_files_.begin(), open_files_.end(), index));
+}
+
 bool ChunkScheduler::all_done() const {
-  return std::all_of(files_.begin(), files_.end(),
-                     [](const FileState& file) { return file.phase == FileState::Phase::kDone; });
+  // Every file was opened, and every opened one is done (open_files_ lists the others).
+  return next_to_open_ == files_.size() && open_files_.empty();
 }
 
 std::vector<std::optional<Error>> ChunkScheduler::errors() const {

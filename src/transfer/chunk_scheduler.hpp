@@ -62,10 +62,10 @@ class ChunkScheduler {
   RangeTask* start_task(FileState& file, store::ByteRange range);  // requires mutex_
   RangeTask* split_tail();                                          // requires mutex_
   void queue_missing(FileState& file);                              // requires mutex_
-  void fail(FileState& file, const Error& error);                   // requires mutex_
   void open_file(std::unique_lock<std::mutex>& lock, FileState& file);
   void finish_file(std::unique_lock<std::mutex>& lock, FileState& file);
   void start_over(std::unique_lock<std::mutex>& lock, FileState& file);  // the file changed on the server
+  void close_file(FileState& file);                                 // requires mutex_; the file is done
   bool all_done() const;                                            // requires mutex_
 
   ChunkPlan plan_;
@@ -76,7 +76,9 @@ class ChunkScheduler {
   std::list<RangeTask> tasks_;  // in flight; stable addresses
   std::uint64_t generation_ = 0;  // bumped (and wake_ notified) whenever a waiting connection may find work
   std::size_t next_to_open_ = 0;
-  std::size_t active_files_ = 0;
+  // The files opened and not done yet, in the order they were opened: at most plan_.max_active_files, so
+  // that choosing the next range costs the same for a 100,000-file dataset as for a 10-file model.
+  std::vector<std::size_t> open_files_;
 };
 
 }  // namespace hfget::transfer
