@@ -108,7 +108,7 @@ class CacheLayout final : public Layout {
 
   PartialFile open_partial(const RemoteFile& file) override {
     create_directories_within(cache_dir_, std::filesystem::path(cache_folder_name(repo_)) / "blobs");
-    return open_private_partial(partial_path(file));
+    return open_own_partial(file);
   }
 
   FileLock lock(const RemoteFile& file, const std::stop_token& stop) override {
@@ -142,6 +142,7 @@ std::vector<std::string> selected_paths(const std::vector<RemoteFile>& files) {
 
 std::uint64_t Layout::partial_bytes(const RemoteFile& file) const {
   std::uint64_t most = 0;
+  if (!leftovers_.may_have_leftovers(partial_path(file))) return most;
   for (const PartialCandidate& candidate : find_partials(partial_path(file))) {
     if (!candidate.owner_alive) most = std::max(most, std::min(candidate.bytes, file.size));
   }
@@ -173,7 +174,12 @@ void Layout::check_paths(const std::vector<RemoteFile>& files) const {
 }
 
 void Layout::remove_leftovers(const RemoteFile& file) const {
-  remove_abandoned_partials(partial_path(file));
+  if (leftovers_.may_have_leftovers(partial_path(file))) remove_abandoned_partials(partial_path(file));
+}
+
+PartialFile Layout::open_own_partial(const RemoteFile& file) {
+  const std::filesystem::path shared_name = partial_path(file);
+  return open_private_partial(shared_name, leftovers_.may_have_leftovers(shared_name));
 }
 
 std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit) {

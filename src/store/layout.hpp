@@ -10,6 +10,7 @@
 
 #include "hfget/repo.hpp"
 #include "store/file_lock.hpp"
+#include "store/partial_claim.hpp"
 #include "store/partial_file.hpp"
 
 namespace hfget::store {
@@ -60,6 +61,11 @@ class Layout {
  protected:
   /// Removes a leftover partial file and journal of a file that is complete.
   void remove_leftovers(const RemoteFile& file) const;
+  /// Opens this process's partial file (see open_partial), claiming an abandoned one if the index knows of any.
+  PartialFile open_own_partial(const RemoteFile& file);
+
+ private:
+  mutable LeftoverIndex leftovers_;  // one listing per folder per run
 };
 
 std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit);

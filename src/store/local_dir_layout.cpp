@@ -110,7 +110,7 @@ class LocalDirLayout final : public Layout {
 
   PartialFile open_partial(const RemoteFile& file) override {
     create_directories_within(root_, download_folder(file));
-    return open_private_partial(partial_path(file));
+    return open_own_partial(file);
   }
 
   FileLock lock(const RemoteFile& file, const std::stop_token& stop) override {

@@ -93,9 +93,9 @@ bool claim_abandoned_partial(const std::filesystem::path& shared_name, const std
   return false;
 }
 
-PartialFile open_private_partial(const std::filesystem::path& shared_name) {
+PartialFile open_private_partial(const std::filesystem::path& shared_name, bool look_for_abandoned) {
   const std::filesystem::path private_name = private_partial_path(shared_name);
-  claim_abandoned_partial(shared_name, private_name);
+  if (look_for_abandoned) claim_abandoned_partial(shared_name, private_name);
   return PartialFile::open(private_name);
 }
 
@@ -122,6 +122,28 @@ void remove_abandoned_partials(const std::filesystem::path& shared_name) {
     }
   }
   for (const std::filesystem::path& leftover : leftovers) std::filesystem::remove(leftover, ignored);
+}
+
+bool LeftoverIndex::may_have_leftovers(const std::filesystem::path& shared_name) {
+  const std::string stem = stem_of(shared_name);
+  const std::lock_guard lock(mutex_);
+  auto folder = names_by_folder_.find(shared_name.parent_path());
+  if (folder == names_by_folder_.end()) {
+    std::set<std::string> names;
+    std::error_code error;  // no folder yet: nothing left there
+    for (std::filesystem::directory_iterator it(shared_name.parent_path(), error), end; !error && it != end;
+         it.increment(error)) {
+      std::string name = it->path().filename().string();
+      if (name.find(".hfget-") != std::string::npos) names.insert(std::move(name));
+    }
+    folder = names_by_folder_.emplace(shared_name.parent_path(), std::move(names)).first;
+  }
+  const auto any_starts_with = [&names = folder->second](const std::string& prefix) {
+    const auto it = names.lower_bound(prefix);
+    return it != names.end() && it->starts_with(prefix);
+  };
+  // "<stem>.hfget-partial", "<stem>.<owner>.hfget-partial" and "-journal"; ".<stem>.<owner>...hfget-tmp".
+  return any_starts_with(stem + ".") || any_starts_with("." + stem + ".");
 }
 
 }  // namespace hfget::store

@@ -3,6 +3,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,9 +38,25 @@ std::vector<PartialCandidate> find_partials(const std::filesystem::path& shared_
 /// when there is none, or another process claimed each first.
 bool claim_abandoned_partial(const std::filesystem::path& shared_name, const std::filesystem::path& private_name);
 /// Opens this process's own partial file for the file whose shared name is `shared_name`, resuming from an
-/// abandoned one when there is one.
-PartialFile open_private_partial(const std::filesystem::path& shared_name);
+/// abandoned one when there is one (and `look_for_abandoned`).
+PartialFile open_private_partial(const std::filesystem::path& shared_name, bool look_for_abandoned = true);
 /// Deletes every partial file (and journal) of this file whose owner is gone: the file is complete.
 void remove_abandoned_partials(const std::filesystem::path& shared_name);
+
+/// The partial files, journals and journal temporaries a folder held when a run first looked there. Finding
+/// a file's partials means listing its folder, and a dataset's cache keeps every blob in one folder: a
+/// listing per file made a 100,000-file download quadratic. With the index a run lists each folder once.
+/// What it leaves out is what other runs leave there later; those are resumed or removed by the next run
+/// (a run's own partial files are never claimed or removed by itself anyway). Thread-safe.
+class LeftoverIndex {
+ public:
+  /// Whether `shared_name`'s folder, when first listed, held any partial file, journal or journal temporary
+  /// of `shared_name`'s file.
+  bool may_have_leftovers(const std::filesystem::path& shared_name);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::filesystem::path, std::set<std::string>, std::less<>> names_by_folder_;
+};
 
 }  // namespace hfget::store

@@ -48,6 +48,9 @@ struct Fixture {
 
   std::unique_ptr<FileJob> job(const RemoteFile& file) { return std::make_unique<FileJob>(file, *layout, progress); }
 
+  // A later run is another process, with a layout of its own (which lists the folders afresh).
+  void start_new_run() { layout = prepared(store::make_cache_layout(dir.path(), repo, kCommit)); }
+
   // Stands in for RangeFetcher::fetch: the right bytes for the task's range.
   void fetch(RangeTask& task) {
     const std::string& content = contents.at(task.job->file().path);
@@ -206,6 +209,7 @@ TEST(ChunkScheduler, ResumesOnlyWhatAnEarlierRunDidNotRecord) {
     first_run.done(unfinished, Error(ErrorCode::kInterrupted, "interrupted"));
   }
   f.orphan_partials(file);
+  f.start_new_run();
   std::vector<std::unique_ptr<FileJob>> jobs;
   jobs.push_back(f.job(file));
   ChunkScheduler second_run(std::move(jobs), {8, kMiB, kMiB}, {});
