@@ -2,6 +2,7 @@
 #include "http/retrier.hpp"
 
 #include "util/interruptible_sleep.hpp"
+#include "util/thread_random.hpp"
 
 namespace hfget::http {
 
@@ -14,7 +15,7 @@ bool Retrier::wait_before_retry(const Attempt& attempt, std::optional<std::chron
     return false;
   }
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  last_delay_ = backoff_delay(failures_, base_delay_, retry_after, unit(random_));
+  last_delay_ = backoff_delay(failures_, base_delay_, retry_after, unit(util::thread_random()));
   return util::sleep_unless_stopped(last_delay_, stop_);
 }
 

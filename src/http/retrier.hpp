@@ -4,7 +4,6 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <random>
 #include <stop_token>
 
 #include "http/retry_policy.hpp"
@@ -32,7 +31,6 @@ class Retrier {
   std::stop_token stop_;
   int failures_ = 0;
   std::chrono::milliseconds last_delay_{0};
-  std::mt19937_64 random_{std::random_device{}()};
 };
 
 }  // namespace hfget::http

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <random>
+#include <cstdint>
 
 #include "hfget/error.hpp"
 #include "util/atomic_file.hpp"
@@ -19,6 +19,7 @@
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
 #include "util/read_text_file.hpp"
+#include "util/thread_random.hpp"
 
 namespace hfget::store {
 
@@ -41,8 +42,8 @@ void replace_symlink(const std::filesystem::path& link, const std::string& targe
   char existing[4096];
   const ssize_t length = ::readlink(link.c_str(), existing, sizeof(existing));
   if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return;
-  std::random_device random;
-  const std::filesystem::path temporary = link.parent_path() / fmt::format(".{:08x}{}", random(), util::kTemporarySuffix);
+  const std::filesystem::path temporary = link.parent_path() / fmt::format(
+      ".{:08x}{}", static_cast<std::uint32_t>(util::thread_random()()), util::kTemporarySuffix);
   if (::symlink(target.c_str(), temporary.c_str()) != 0) util::throw_file_error("cannot create symlink", temporary, errno);
   if (::rename(temporary.c_str(), link.c_str()) != 0) {
     const int error = errno;

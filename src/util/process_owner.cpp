@@ -9,8 +9,10 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
-#include <random>
+#include <cstdint>
 #include <regex>
+
+#include "util/thread_random.hpp"
 
 namespace hfget::util {
 namespace {
@@ -38,8 +40,7 @@ bool recently_modified(const std::filesystem::path& path) {
 }  // namespace
 
 std::string new_owner_token() {
-  static thread_local std::mt19937 random{std::random_device{}()};
-  return fmt::format("{}-{}-{:08x}", host_name(), ::getpid(), random());
+  return fmt::format("{}-{}-{:08x}", host_name(), ::getpid(), static_cast<std::uint32_t>(thread_random()()));
 }
 
 std::optional<ProcessOwner> parse_owner_token(const std::string& text) {
