@@ -18,8 +18,8 @@ inline constexpr std::size_t kReadWindowBytes = 16 << 20;
 /// consumer's read of it (4 MiB blocks did not, and cost a pass over memory).
 inline constexpr std::size_t kCopyBlockBytes = 256 << 10;
 
-/// The mapped method's pieces: a window goes to the consumer this much at a time, so that the reader can touch
-/// the pages ahead of the one being consumed (file_reads.cpp says why).
+/// The mapped method's pieces: a window goes to the consumer this much at a time, so that the reader can
+/// touch the pages ahead of the one being consumed (file_reads.cpp says why).
 inline constexpr std::size_t kMappedPieceBytes = 16 << 10;
 
 /// Windows shorter than this are read but not timed: their fixed costs (a mapping, a fault) would say more
@@ -29,8 +29,9 @@ inline constexpr std::size_t kTimedWindowBytes = 1 << 20;
 /// Feeds the whole file at `path` to `consumer`, in order, `window_bytes` (rounded up to whole pages) at a
 /// time. `chooser` picks how each window is read (see store/read_method_chooser.hpp) and learns from the
 /// thread's CPU time for it: mapped, the consumer gets the page cache's bytes with no copy, kMappedPieceBytes
-/// at a time; copied, it gets blocks of kCopyBlockBytes. Both ask the kernel for sequential read-ahead. A window that cannot be mapped
-/// (a filesystem without mmap, no address space left) is copied; an empty file feeds nothing.
+/// at a time; copied, it gets blocks of kCopyBlockBytes. Both ask the kernel for sequential read-ahead. A
+/// window that cannot be mapped (a filesystem without mmap, no address space left) is copied; an empty file
+/// feeds nothing.
 ///
 /// Throws Error naming `path` if the file cannot be opened, if a page cannot be read (EIO), or if the file
 /// shrank while read ("changed or truncated while being read", ErrorCode::kVerificationFailed). On a mapping

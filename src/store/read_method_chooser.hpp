@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Which way of reading a file into a hash costs less CPU differs from machine to machine by more than any
-// other choice in `hfget verify`. Hashing through a mapping skips pread's copy into a buffer, but SHA-256 then
-// reads every 4 KiB page through the process's own page tables. On one VM that was 9% faster than pread; on
-// another (same kernel, another host) 45% slower, until the reader touched the pages ahead of the hash
+// other choice in `hfget verify`. Hashing through a mapping skips pread's copy into a buffer, but SHA-256
+// then reads every 4 KiB page through the process's own page tables. On one VM that was 9% faster than pread;
+// on another (same kernel, another host) 45% slower, until the reader touched the pages ahead of the hash
 // (file_reads.cpp), which made mapping the faster there too (docs/benchmarks.md). Two hosts are not every
 // host, and the difference is large either way, so the reader measures both on the files at hand and keeps
 // the cheaper one.
@@ -21,8 +21,8 @@ enum class ReadMethod {
   kCopied,  // pread the window, block by block, into a small buffer that stays in the CPU's cache
 };
 
-/// Picks the read method for each window of a file and learns from the CPU time each window cost. Thread-safe:
-/// the hashing threads of one run share one chooser, so each measures for all.
+/// Picks the read method for each window of a file and learns from the CPU time each window cost.
+/// Thread-safe: the hashing threads of one run share one chooser, so each measures for all.
 ///
 /// Policy: until both methods have a measured window, alternate them. Then take the one with the lower CPU
 /// time per byte (an average that leans to recent windows), and every `kRecheckEvery`-th window try the other

@@ -133,7 +133,8 @@ TEST_P(ReadFile, AFileTruncatedWhileReadIsAnErrorNamingItNotACrash) {
         [&](std::span<const std::byte> bytes) {
           ++calls;
           std::filesystem::resize_file(dir / "f", 0);  // another process truncates it under us
-          for (const std::byte b : bytes) sum += static_cast<unsigned>(b);  // mapped: SIGBUS on the first byte
+          // Mapped: SIGBUS on the first byte.
+          for (const std::byte b : bytes) sum += static_cast<unsigned>(b);
         },
         chooser_, window);
     FAIL() << "no error";
