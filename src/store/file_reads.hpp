@@ -22,10 +22,6 @@ inline constexpr std::size_t kCopyBlockBytes = 256 << 10;
 /// touch the pages ahead of the one being consumed (file_reads.cpp says why).
 inline constexpr std::size_t kMappedPieceBytes = 16 << 10;
 
-/// Windows shorter than this are read but not timed: their fixed costs (a mapping, a fault) would say more
-/// about the window than about the method.
-inline constexpr std::size_t kTimedWindowBytes = 1 << 20;
-
 /// Feeds the whole file at `path` to `consumer`, in order, `window_bytes` (rounded up to whole pages) at a
 /// time. `chooser` picks how each window is read (see store/read_method_chooser.hpp) and learns from the
 /// thread's CPU time for it: mapped, the consumer gets the page cache's bytes with no copy, kMappedPieceBytes

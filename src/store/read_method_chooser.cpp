@@ -20,8 +20,9 @@ ReadMethodChooser& ReadMethodChooser::process_wide() {
   return chooser;
 }
 
-ReadMethod ReadMethodChooser::choose() {
+ReadMethod ReadMethodChooser::choose(std::uint64_t window_bytes) {
   if (fixed_) return *fixed_;
+  if (window_bytes < kMeasuredWindowBytes) return ReadMethod::kCopied;
   const std::lock_guard lock(mutex_);
   ++choices_;
   Cost& mapped = cost(ReadMethod::kMapped);
@@ -40,7 +41,7 @@ ReadMethod ReadMethodChooser::choose() {
 }
 
 void ReadMethodChooser::record(ReadMethod method, std::uint64_t bytes, std::chrono::nanoseconds cpu_time) {
-  if (fixed_ || bytes == 0) return;
+  if (fixed_ || bytes < kMeasuredWindowBytes) return;
   const double sample = static_cast<double>(cpu_time.count()) / static_cast<double>(bytes);
   const std::lock_guard lock(mutex_);
   std::optional<double>& average = cost(method).nanoseconds_per_byte;

@@ -31,6 +31,9 @@ enum class ReadMethod {
 class ReadMethodChooser {
  public:
   static constexpr std::uint64_t kRecheckEvery = 64;
+  /// Shorter windows are copied and not timed: a mapping's fixed costs (the call, a fault, the unmap) are more
+  /// than a short copy, and would say more about the window than about the method.
+  static constexpr std::uint64_t kMeasuredWindowBytes = 1 << 20;
 
   ReadMethodChooser() = default;
   /// Always `method`, measuring nothing: for tests, and to take either method out of a comparison.
@@ -41,8 +44,9 @@ class ReadMethodChooser {
   /// The one every caller that does not bring its own shares, so that what one file taught serves the next.
   static ReadMethodChooser& process_wide();
 
-  ReadMethod choose();
-  /// What reading (and consuming) `bytes` with `method` cost in this thread's CPU time.
+  /// The method for the next window, `window_bytes` long.
+  ReadMethod choose(std::uint64_t window_bytes);
+  /// What reading (and consuming) a window of `bytes` with `method` cost in this thread's CPU time.
   void record(ReadMethod method, std::uint64_t bytes, std::chrono::nanoseconds cpu_time);
 
  private:

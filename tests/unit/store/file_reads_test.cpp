@@ -195,13 +195,23 @@ TEST_P(ReadFile, AnExceptionFromTheConsumerPropagates) {
 // still gets the file in order.
 TEST(ReadFileChoosing, MixingMethodsWithinAFileFeedsItInOrder) {
   const TempDir dir;
-  const std::size_t window = kTimedWindowBytes;  // timed, so the chooser alternates, then settles
+  const std::size_t window = ReadMethodChooser::kMeasuredWindowBytes;  // the chooser alternates, then settles
   const std::string content = patterned(6 * window + 5);
   write_file(dir / "f", content);
   ReadMethodChooser chooser;
   const Fed fed = read_whole(dir / "f", window, chooser);
   EXPECT_TRUE(fed.bytes == content);
   EXPECT_GT(fed.spans.size(), 7U);  // the second window at least was copied, in blocks
+}
+
+TEST(ReadFileChoosing, AShortFileIsCopiedNotMapped) {
+  const TempDir dir;
+  const std::string content = patterned(3 * kCopyBlockBytes + 5);  // shorter than a measured window
+  write_file(dir / "f", content);
+  ReadMethodChooser chooser;
+  const Fed fed = read_whole(dir / "f", kReadWindowBytes, chooser);
+  EXPECT_EQ(fed.bytes, content);
+  EXPECT_EQ(fed.spans, (std::vector<std::size_t>{kCopyBlockBytes, kCopyBlockBytes, kCopyBlockBytes, 5}));
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ std::map<ReadMethod, int> run(ReadMethodChooser& chooser, int windows, double ma
                               double copied_cost) {
   std::map<ReadMethod, int> chosen;
   for (int i = 0; i < windows; ++i) {
-    const ReadMethod method = chooser.choose();
+    const ReadMethod method = chooser.choose(kWindow);
     ++chosen[method];
     const double per_byte = method == ReadMethod::kMapped ? mapped_cost : copied_cost;
     chooser.record(method, kWindow, nanoseconds(static_cast<std::int64_t>(per_byte * kWindow)));
@@ -30,9 +30,9 @@ std::map<ReadMethod, int> run(ReadMethodChooser& chooser, int windows, double ma
 
 TEST(ReadMethodChooser, TriesEachMethodOnceBeforeChoosing) {
   ReadMethodChooser chooser;
-  EXPECT_EQ(chooser.choose(), ReadMethod::kMapped);
+  EXPECT_EQ(chooser.choose(kWindow), ReadMethod::kMapped);
   // Nothing measured yet (another thread is still reading its window): the other method, not the same again.
-  EXPECT_EQ(chooser.choose(), ReadMethod::kCopied);
+  EXPECT_EQ(chooser.choose(kWindow), ReadMethod::kCopied);
 }
 
 TEST(ReadMethodChooser, KeepsTheCheaperMethodAndRechecksTheOtherNowAndThen) {
@@ -56,7 +56,7 @@ TEST(ReadMethodChooser, KeepsTheCheaperMethodAndRechecksTheOtherNowAndThen) {
 TEST(ReadMethodChooser, SwitchesWhenTheCostsChange) {
   ReadMethodChooser chooser;
   run(chooser, 200, 0.5, 0.75);  // mapped cheaper, learned
-  EXPECT_EQ(chooser.choose(), ReadMethod::kMapped);
+  EXPECT_EQ(chooser.choose(kWindow), ReadMethod::kMapped);
   // Now mapping costs more (say the cache went cold under a mapping): the rechecks find out.
   run(chooser, 6 * static_cast<int>(ReadMethodChooser::kRecheckEvery), 1.0, 0.75);
   const auto after = run(chooser, 100, 1.0, 0.75);
@@ -67,7 +67,17 @@ TEST(ReadMethodChooser, OneOddWindowDoesNotFlipTheChoice) {
   ReadMethodChooser chooser;
   run(chooser, 20, 0.5, 0.6);
   chooser.record(ReadMethod::kMapped, kWindow, nanoseconds(kWindow * 1));  // twice the usual, once
-  EXPECT_EQ(chooser.choose(), ReadMethod::kMapped);
+  EXPECT_EQ(chooser.choose(kWindow), ReadMethod::kMapped);
+}
+
+TEST(ReadMethodChooser, CopiesShortWindowsWithoutCountingThem) {
+  ReadMethodChooser chooser;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(chooser.choose(ReadMethodChooser::kMeasuredWindowBytes - 1), ReadMethod::kCopied);
+    chooser.record(ReadMethod::kCopied, ReadMethodChooser::kMeasuredWindowBytes - 1, nanoseconds(1));
+  }
+  // Nothing was learned from them: the first long window still tries mapping.
+  EXPECT_EQ(chooser.choose(kWindow), ReadMethod::kMapped);
 }
 
 TEST(ReadMethodChooser, AFixedChooserAlwaysGivesItsMethod) {
