@@ -75,6 +75,12 @@ def main() -> int:
                             print(f"{label} {case} {run}: exit {result.code}, {present}/{expected} files\n"
                                   f"{result.stderr[-2000:]}", file=sys.stderr)
                         rows.append((label, f"{case}, {run}", result.elapsed, ok))
+                # The repo has no config or tokenizer: those two checks are waived, the rest apply.
+                result = hub.run_hfget(["verify", str(local), "--allow-missing", "config", "--allow-missing",
+                                        "tokenizer"], home=home, timeout=args.timeout)
+                if result.code != 0:
+                    print(f"{label} verify: exit {result.code}\n{result.stderr[-2000:]}", file=sys.stderr)
+                rows.append((label, "local dir, verify", result.elapsed, result.code == 0))
         print(f"\nmany-files benchmark: {expected} files ({args.files} small JSON files in one folder + README)")
         for index, binary in enumerate(binaries):
             print(f"  hfget #{index + 1}: {binary}" if len(binaries) > 1 else f"  hfget: {binary}")
