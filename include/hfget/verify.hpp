@@ -43,8 +43,11 @@ struct VerifyReport {
   std::size_t files_excluded = 0;  // in the commit, not selected by the download
   std::size_t shards_expected = 0;
   std::size_t shards_present = 0;
-  std::uint64_t bytes_expected = 0;
+  std::uint64_t bytes_expected = 0;  // by the listing; 0 without one
+  std::uint64_t bytes_present = 0;   // on disk, of the files found (what `du` would count, without a listing too)
   std::uint64_t bytes_hashed = 0;
+  bool has_listing = false;          // sizes and hashes were checked against a listing
+  bool hashed = false;               // the hashes check read the files (not --fast, a listing was there)
   std::chrono::duration<double> elapsed{};
 
   bool ok() const noexcept;

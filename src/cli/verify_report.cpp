@@ -47,10 +47,16 @@ std::string render_verify_report_text(const VerifyReport& report) {
     }
   }
   for (const auto& [head, checks] : lines) out += fmt::format("  BAD   {} [{}]\n", head, checks);
-  out += fmt::format("{}: {}/{} files, shards {}/{}, {}, {} hashed in {:.1f}s ({})\n", report.ok() ? "OK" : "FAILED",
-                     report.files_present, report.files_expected, report.shards_present, report.shards_expected,
-                     util::format_bytes_both(report.bytes_expected), util::format_bytes_both(report.bytes_hashed),
-                     report.elapsed.count(), util::format_rate(hash_rate(report)));
+  // Without a listing only what is on disk can be counted; without hashing there is no rate to show.
+  const std::string bytes = report.has_listing
+                                ? util::format_bytes_both(report.bytes_expected)
+                                : fmt::format("{} on disk", util::format_bytes_both(report.bytes_present));
+  const std::string hashing =
+      report.hashed ? fmt::format("{} hashed in {:.1f}s ({})", util::format_bytes_both(report.bytes_hashed),
+                                  report.elapsed.count(), util::format_rate(hash_rate(report)))
+                    : fmt::format("not hashed, checked in {:.1f}s", report.elapsed.count());
+  out += fmt::format("{}: {}/{} files, shards {}/{}, {}, {}\n", report.ok() ? "OK" : "FAILED", report.files_present,
+                     report.files_expected, report.shards_present, report.shards_expected, bytes, hashing);
   return out;
 }
 
@@ -79,6 +85,9 @@ std::string render_verify_report_json(const VerifyReport& report) {
         {"bytes_expected", report.bytes_expected},
         {"gb_expected", round_to(static_cast<double>(report.bytes_expected), 1e9)},
         {"gib_expected", round_to(static_cast<double>(report.bytes_expected), 1073741824.0)},
+        {"bytes_present", report.bytes_present},
+        {"has_listing", report.has_listing},
+        {"hashed", report.hashed},
         {"bytes_hashed", report.bytes_hashed},
         {"elapsed_seconds", report.elapsed.count()},
         {"hash_bytes_per_second", hash_rate(report)}}},

@@ -28,6 +28,10 @@ CheckResult check_completeness(const Inventory& inventory, VerifyReport& report)
   }
   report.files_expected = inventory.expected.size();
   report.files_present = inventory.expected.size() - missing;
+  report.has_listing = inventory.has_listing;
+  for (const ExpectedFile& file : inventory.expected) {
+    if (file.present) report.bytes_present += file.size_on_disk;
+  }
   report.files_excluded = inventory.upstream.size() - inventory.selected.size();
   const std::string excluded =
       report.files_excluded > 0 ? fmt::format(" ({} excluded by the download's selection)", report.files_excluded) : "";
@@ -71,6 +75,7 @@ CheckResult check_hashes(const SnapshotOnDisk& snapshot, const Inventory& invent
     if (file.present && file.size_on_disk == file.remote->size) jobs.push_back({snapshot.root / file.path, *file.remote});
   }
   const std::vector<HashOutcome> outcomes = hash_files(jobs, settings.jobs, report.bytes_hashed, std::move(stop));
+  report.hashed = true;
   std::size_t bad = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const HashOutcome& outcome = outcomes[i];

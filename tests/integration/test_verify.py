@@ -252,6 +252,7 @@ class VerifyTest(VerifyTestBase):
         self.assertEqual((summary["shards_expected"], summary["shards_present"]), (4, 4))
         self.assertEqual(summary["bytes_expected"], total)
         self.assertEqual(summary["bytes_hashed"], total, "every byte is hashed without --fast")
+        self.assertEqual((summary["bytes_present"], summary["has_listing"], summary["hashed"]), (total, True, True))
         self.assertAlmostEqual(summary["gb_expected"], round(total / 1e9, 2), delta=0.006)
         self.assertAlmostEqual(summary["gib_expected"], round(total / 2**30, 2), delta=0.006)
         self.assertGreater(summary["elapsed_seconds"], 0)
@@ -416,6 +417,7 @@ class VerifyTest(VerifyTestBase):
         self.assertEqual(document.checks["hashes"][0], "skip")
         self.assertIn("--fast", document.checks["hashes"][1])
         self.assertEqual(document.document["summary"]["bytes_hashed"], 0)
+        self.assertIn(", not hashed, checked in ", text.summary_line)
         for check in ("completeness", "sizes", "shard_set", "safetensors_headers", "config", "tokenizer"):
             self.assertEqual(document.checks[check][0], "pass", check)
         self.assertVerifyFails(target, {"hashes"}, [(SHARDS[0], "hashes", "sha256 mismatch")])
@@ -490,9 +492,15 @@ class VerifyTest(VerifyTestBase):
         target = self.download("cache")
         (target.cache / repo_folder_name(REPO) / "trees" / f"{self.commit}.json").unlink()
         # Offline, without the recorded listing, only structure can be checked (docs/verify.md).
-        _, offline = self.assertVerifyPasses(target)
+        offline_text, offline = self.assertVerifyPasses(target)
         for check in ("completeness", "sizes", "hashes"):
             self.assertEqual(offline.checks[check][0], "skip", check)
+        # What is on disk is still counted, and the summary does not pretend 0 bytes were checked.
+        summary = offline.document["summary"]
+        self.assertEqual((summary["has_listing"], summary["hashed"]), (False, False))
+        self.assertEqual(summary["bytes_present"], self.total_bytes)
+        self.assertIn(f"{format_bytes_both(self.total_bytes)} on disk, not hashed, checked in ",
+                      offline_text.summary_line)
         self.hub.reset_logs()
         _, online = self.assertVerifyPasses(target, "--online")
         self.assertEqual({n: s for n, (s, _) in online.checks.items()}, {n: "pass" for n in CHECK_NAMES})

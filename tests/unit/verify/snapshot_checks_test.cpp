@@ -92,6 +92,23 @@ TEST_F(SnapshotChecks, PassesACleanModel) {
   EXPECT_EQ(report.shards_present, 4U);
   EXPECT_EQ(report.shards_expected, 4U);
   EXPECT_EQ(report.files_present, 9U);
+  EXPECT_TRUE(report.has_listing);
+  EXPECT_TRUE(report.hashed);
+  EXPECT_GT(report.bytes_expected, 0U);
+  EXPECT_EQ(report.bytes_present, report.bytes_expected);
+  EXPECT_EQ(report.bytes_hashed, report.bytes_expected);
+}
+
+TEST_F(SnapshotChecks, WithoutAListingCountsTheBytesOnDisk) {
+  std::uint64_t on_disk = 0;
+  for (const RemoteFile& file : *snapshot_.listing) on_disk += file.size;
+  snapshot_.listing.reset();
+  const VerifyReport report = run();
+  EXPECT_FALSE(report.has_listing);
+  EXPECT_FALSE(report.hashed);
+  EXPECT_EQ(status_of(report, "hashes"), CheckStatus::kSkip);
+  EXPECT_EQ(report.bytes_expected, 0U);
+  EXPECT_EQ(report.bytes_present, on_disk);
 }
 
 TEST_F(SnapshotChecks, CatchesAFlippedByte) {
@@ -110,6 +127,8 @@ TEST_F(SnapshotChecks, FastModeSkipsHashing) {
   const VerifyReport report = run(settings);
   EXPECT_EQ(status_of(report, "hashes"), CheckStatus::kSkip);
   EXPECT_EQ(report.bytes_hashed, 0U);
+  EXPECT_FALSE(report.hashed);
+  EXPECT_TRUE(report.has_listing);
 }
 
 TEST_F(SnapshotChecks, CatchesATruncatedShard) {
