@@ -112,14 +112,8 @@ class WindowReader {
       buffer_ = std::make_unique_for_overwrite<std::byte[]>(buffer_size_);
     }
     const std::uint64_t end = offset + length;
-    while (offset < end) {
-      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size_, end - offset));
-      const ssize_t n = ::pread(fd_, buffer_.get(), want, static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) util::throw_file_error("cannot read", path_, errno);
-      if (n == 0) throw_read_fault(fd_, path_, size_, end);
-      consumer_(std::span<const std::byte>(buffer_.get(), static_cast<std::size_t>(n)));
-      offset += static_cast<std::uint64_t>(n);
+    if (read_through(fd_, offset, end, {buffer_.get(), buffer_size_}, path_, consumer_) < end) {
+      throw_read_fault(fd_, path_, size_, end);
     }
   }
 

@@ -18,4 +18,10 @@ inline constexpr std::size_t kSequentialReadBytes = 4 << 20;
 void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::filesystem::path& path,
                  const BlockConsumer& consumer, std::size_t block_bytes = kSequentialReadBytes);
 
+/// Feeds bytes [begin, end) of `fd` to `consumer`, one `pread` into `buffer` at a time. Returns `end`, or
+/// the offset where the file ended if it is shorter (each caller says what that means); throws Error naming
+/// `path` when a read fails.
+std::uint64_t read_through(int fd, std::uint64_t begin, std::uint64_t end, std::span<std::byte> buffer,
+                           const std::filesystem::path& path, const BlockConsumer& consumer);
+
 }  // namespace hfget::store
