@@ -55,10 +55,9 @@ CacheScan scan_cache(const std::filesystem::path& cache_dir);
 struct CacheRemovalPlan {
   std::filesystem::path repo_path;
   bool whole_repo = false;
-  std::vector<std::string> commits;  // the revisions removed
-  std::vector<std::string> refs;     // refs that pointed at them
-  std::vector<std::filesystem::path>
-      paths;  // removed with everything below them (symlinks are never followed)
+  std::vector<std::string> commits;          // the revisions removed
+  std::vector<std::string> refs;             // refs that pointed at them
+  std::vector<std::filesystem::path> paths;  // removed with everything below them (symlinks are never followed)
   std::size_t blob_count = 0;
   std::uint64_t bytes_freed = 0;  // sizes of the regular files removed
 };

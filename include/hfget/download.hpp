@@ -31,9 +31,9 @@ struct DownloadOptions {
   std::filesystem::path cache_dir;
   std::string endpoint;
   Secret token;
-  int max_workers = 12;               // files open at once
-  int connections = 16;               // HTTP connections in all, shared by the open files
-  std::uint64_t chunk_bytes = 0;      // 0: adaptive (4–64 MiB); larger missing ranges are cut into chunks
+  int max_workers = 12;           // files open at once
+  int connections = 16;           // HTTP connections in all, shared by the open files
+  std::uint64_t chunk_bytes = 0;  // 0: adaptive (4–64 MiB); larger missing ranges are cut into chunks
   bool dry_run = false;
   bool offline = false;
   int max_attempts = 8;  // per file, counted since the last progress
@@ -60,15 +60,15 @@ struct PlannedFile {
 struct DownloadReport {
   std::string commit;
   std::filesystem::path snapshot_path;
-  std::vector<PlannedFile> files;     // the selected files
+  std::vector<PlannedFile> files;  // the selected files
   std::uint64_t bytes_selected = 0;
-  std::uint64_t bytes_received = 0;   // over the network in this run
+  std::uint64_t bytes_received = 0;  // over the network in this run
   std::size_t files_fetched = 0;
   std::size_t files_already_complete = 0;
-  std::uint64_t bytes_to_fetch = 0;   // still needed: selected minus complete files minus partial bytes
+  std::uint64_t bytes_to_fetch = 0;         // still needed: selected minus complete files minus partial bytes
   std::optional<std::uint64_t> free_bytes;  // on the target's filesystem, when known
   std::chrono::duration<double> elapsed{};
-  VerifyReport checks;                // the checks run at the end (no re-hash: every byte was hashed on arrival)
+  VerifyReport checks;  // the checks run at the end (no re-hash: every byte was hashed on arrival)
 };
 
 /// Resolves the revision to a commit once, lists the whole tree at that commit, selects files, and downloads

@@ -13,11 +13,11 @@ namespace hfget {
 /// Settings read from the environment with the precedence huggingface_hub uses, so that hfget and the Python
 /// client agree on where the cache is and which token and endpoint apply. Read once, before threads start.
 struct HubEnvironment {
-  std::filesystem::path hf_home;    // HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface
-  std::filesystem::path hub_cache;  // HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub
-  std::string endpoint;             // HF_ENDPOINT without trailing '/', else https://huggingface.co
-  Secret token;                     // HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file
-  bool offline = false;             // HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE)
+  std::filesystem::path hf_home;        // HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface
+  std::filesystem::path hub_cache;      // HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub
+  std::string endpoint;                 // HF_ENDPOINT without trailing '/', else https://huggingface.co
+  Secret token;                         // HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file
+  bool offline = false;                 // HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE)
   bool progress_bars_disabled = false;  // HF_HUB_DISABLE_PROGRESS_BARS
   std::optional<std::filesystem::path> ca_bundle;  // CURL_CA_BUNDLE, else SSL_CERT_FILE
   std::optional<std::filesystem::path> ca_path;    // SSL_CERT_DIR

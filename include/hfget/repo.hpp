@@ -30,10 +30,10 @@ std::string cache_folder_name(const RepoId& repo);
 
 /// One file of a repo at a commit, as the tree listing describes it.
 struct RemoteFile {
-  std::string path;                         // repo-relative, '/'-separated, validated before touching disk
-  std::uint64_t size = 0;                   // real content size
-  std::string blob_id;                      // git blob sha1 (of the LFS pointer, for LFS files)
-  std::optional<std::string> lfs_sha256;    // content sha256, for LFS files
+  std::string path;                       // repo-relative, '/'-separated, validated before touching disk
+  std::uint64_t size = 0;                 // real content size
+  std::string blob_id;                    // git blob sha1 (of the LFS pointer, for LFS files)
+  std::optional<std::string> lfs_sha256;  // content sha256, for LFS files
   std::optional<std::uint64_t> lfs_size;
   std::optional<std::string> xet_hash;
 

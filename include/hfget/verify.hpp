@@ -33,7 +33,7 @@ struct FileProblem {
 };
 
 struct VerifyReport {
-  std::string repo;    // "org/name", when known
+  std::string repo;  // "org/name", when known
   std::string commit;
   std::filesystem::path root;
   std::vector<CheckResult> checks;
@@ -46,8 +46,8 @@ struct VerifyReport {
   std::uint64_t bytes_expected = 0;  // by the listing; 0 without one
   std::uint64_t bytes_present = 0;   // on disk, of the files found (what `du` would count, without a listing too)
   std::uint64_t bytes_hashed = 0;
-  bool has_listing = false;          // sizes and hashes were checked against a listing
-  bool hashed = false;               // the hashes check read the files (not --fast, a listing was there)
+  bool has_listing = false;  // sizes and hashes were checked against a listing
+  bool hashed = false;       // the hashes check read the files (not --fast, a listing was there)
   std::chrono::duration<double> elapsed{};
 
   bool ok() const noexcept;
@@ -56,15 +56,15 @@ struct VerifyReport {
 struct VerifyOptions {
   std::optional<std::filesystem::path> local_dir;  // else the HF cache
   std::filesystem::path cache_dir;
-  RepoId repo;                                    // for the cache; ignored for a local dir
-  std::string revision = "main";                  // branch, tag or commit (cache); local dir: the one recorded
-  bool online = false;                            // re-read the listing from the Hub
+  RepoId repo;                    // for the cache; ignored for a local dir
+  std::string revision = "main";  // branch, tag or commit (cache); local dir: the one recorded
+  bool online = false;            // re-read the listing from the Hub
   std::string endpoint;
   Secret token;
   std::chrono::milliseconds retry_base_delay{1000};  // --online requests
-  unsigned jobs = 0;                              // hashing threads; 0 = the number of cores
-  bool fast = false;                              // no hashing: sizes, headers, structure only
-  std::set<std::string> allow_missing;            // "tokenizer", "config"
+  unsigned jobs = 0;                                 // hashing threads; 0 = the number of cores
+  bool fast = false;                                 // no hashing: sizes, headers, structure only
+  std::set<std::string> allow_missing;               // "tokenizer", "config"
 };
 
 /// Checks a downloaded snapshot, offline from what the download recorded unless `online`. Throws Error for

@@ -40,8 +40,8 @@ void print_text(const CacheScan& scan) {
   fmt::print("cache {}: {} repo(s), {}\n", scan.cache_dir.string(), scan.repos.size(),
              util::format_bytes_both(scan.size_on_disk));
   if (!scan.repos.empty()) {
-    fmt::print("{:<8} {:<48} {:>9} {:>6} {:>22}  {:<20}  {}\n", "TYPE", "REPO ID", "REVISIONS", "FILES",
-               "SIZE ON DISK", "LAST MODIFIED", "REFS");
+    fmt::print("{:<8} {:<48} {:>9} {:>6} {:>22}  {:<20}  {}\n", "TYPE", "REPO ID", "REVISIONS", "FILES", "SIZE ON DISK",
+               "LAST MODIFIED", "REFS");
   }
   for (const CachedRepo& repo : scan.repos) {
     std::vector<std::string> refs;
@@ -100,16 +100,14 @@ std::function<int(const RunContext&)> add_cache_ls_command(CLI::App& cache) {
   command->add_flag("--json", flags->json, "Print one JSON document on stdout");
   return [command, flags](const RunContext&) -> int {
     if (!command->parsed()) return -1;
-    const CacheScan scan =
-        scan_cache(cache_dir_from(flags->cache_dir, HubEnvironment::from_process_environment()));
+    const CacheScan scan = scan_cache(cache_dir_from(flags->cache_dir, HubEnvironment::from_process_environment()));
     flags->json ? print_json(scan) : print_text(scan);
     std::fflush(stdout);
     for (const CacheWarning& warning : scan.warnings) {
-      std::fputs(
-          fmt::format("hfget: warning: {} (left out; huggingface_hub's scan_cache_dir rejects it too)\n",
-                      warning.message)
-              .c_str(),
-          stderr);
+      std::fputs(fmt::format("hfget: warning: {} (left out; huggingface_hub's scan_cache_dir rejects it too)\n",
+                             warning.message)
+                     .c_str(),
+                 stderr);
     }
     return kExitSuccess;
   };

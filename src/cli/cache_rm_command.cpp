@@ -31,8 +31,7 @@ struct CacheRmFlags {
 void print_plan(const CacheRemovalPlan& plan, const std::filesystem::path& cache_dir, bool dry_run) {
   const char* prefix = dry_run ? "[dry-run] " : "";
   if (plan.whole_repo) {
-    fmt::print("{}remove {} (the whole repo: {} revision(s){})\n", prefix, plan.repo_path.string(),
-               plan.commits.size(),
+    fmt::print("{}remove {} (the whole repo: {} revision(s){})\n", prefix, plan.repo_path.string(), plan.commits.size(),
                plan.commits.empty() ? "" : fmt::format(": {}", fmt::join(plan.commits, ", ")));
   } else {
     fmt::print("{}remove revision {} of {}\n", prefix, plan.commits.front(), plan.repo_path.string());
@@ -76,13 +75,11 @@ std::function<int(const RunContext&)> add_cache_rm_command(CLI::App& cache) {
   CLI::App* command = cache.add_subcommand("rm", "Remove a repo, or one revision of it, from the HF cache");
   command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
   add_repo_type_option(command, flags->repo_type);
-  command->add_option(
-      "--revision", flags->revision,
-      "Only this revision (a commit in the cache, or a ref such as main); default: the whole repo");
+  command->add_option("--revision", flags->revision,
+                      "Only this revision (a commit in the cache, or a ref such as main); default: the whole repo");
   command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
   command->add_flag("--dry-run", flags->dry_run, "Show what would be removed, remove nothing");
-  command->add_flag("-y,--yes", flags->yes,
-                    "Do not ask for confirmation (needed when stdin is not a terminal)");
+  command->add_flag("-y,--yes", flags->yes, "Do not ask for confirmation (needed when stdin is not a terminal)");
   return [command, flags](const RunContext&) -> int { return command->parsed() ? run_cache_rm(*flags) : -1; };
 }
 

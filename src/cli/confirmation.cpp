@@ -15,8 +15,7 @@ namespace hfget::cli {
 bool confirmed(bool yes_flag, const std::string& question) {
   if (yes_flag) return true;
   if (::isatty(STDIN_FILENO) != 1) {
-    throw Error(ErrorCode::kUsage,
-                "stdin is not a terminal, so there is no one to confirm: pass --yes to remove");
+    throw Error(ErrorCode::kUsage, "stdin is not a terminal, so there is no one to confirm: pass --yes to remove");
   }
   std::fputs(fmt::format("{} [y/N] ", question).c_str(), stderr);
   std::fflush(stderr);

@@ -62,7 +62,8 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.repo = RepoId::parse(flags.repo_id, repo_type_from(flags.hub.repo_type));
   options.revision = flags.revision;
   options.selection = {flags.files, flags.include, flags.exclude};
-  if (!flags.local_dir.empty()) options.local_dir = std::filesystem::absolute(util::expand_user_and_vars(flags.local_dir));
+  if (!flags.local_dir.empty())
+    options.local_dir = std::filesystem::absolute(util::expand_user_and_vars(flags.local_dir));
   options.cache_dir = cache_dir_from(flags.cache_dir, env);
   HubAccess access = hub_access(flags.hub, env);
   options.endpoint = std::move(access.endpoint);
@@ -73,7 +74,8 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.connections = flags.connections;
   if (!flags.chunk_size.empty()) {
     const std::optional<std::uint64_t> bytes = util::parse_byte_size(flags.chunk_size);
-    if (!bytes || *bytes < 64 * 1024) throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
+    if (!bytes || *bytes < 64 * 1024)
+      throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
     options.chunk_bytes = *bytes;
   }
   options.dry_run = flags.dry_run;
@@ -164,8 +166,8 @@ std::vector<std::unique_ptr<ProgressView>> make_views(const DownloadFlags& flags
 void print_plan(const DownloadReport& report) {
   std::size_t to_fetch = 0;
   for (const PlannedFile& planned : report.files) to_fetch += planned.complete ? 0 : 1;
-  fmt::print("[dry-run] commit {}: {} file(s) selected ({}); {} to download ({}), {} already complete\n",
-             report.commit, report.files.size(), util::format_bytes_both(report.bytes_selected), to_fetch,
+  fmt::print("[dry-run] commit {}: {} file(s) selected ({}); {} to download ({}), {} already complete\n", report.commit,
+             report.files.size(), util::format_bytes_both(report.bytes_selected), to_fetch,
              util::format_bytes_both(report.bytes_to_fetch), report.files.size() - to_fetch);
   if (report.free_bytes) {
     fmt::print("[dry-run] free space at the target: {}{}\n", util::format_bytes_both(*report.free_bytes),
@@ -186,10 +188,10 @@ void print_summary(const DownloadReport& report, const DownloadOptions& options,
     if (to_stderr) std::fputs(fmt::format("{} {}\n", utc_timestamp(), line).c_str(), stderr);
     if (log_file_writer) (*log_file_writer)(line);
   };
-  say(fmt::format("{} {} file(s), {}: {} downloaded ({}) in {:.1f}s, {} already complete",
-                  options.offline ? "found" : "fetched", report.files.size(), util::format_bytes_both(report.bytes_selected),
-                  report.files_fetched, util::format_bytes_both(report.bytes_received), report.elapsed.count(),
-                  report.files_already_complete));
+  say(fmt::format(
+      "{} {} file(s), {}: {} downloaded ({}) in {:.1f}s, {} already complete", options.offline ? "found" : "fetched",
+      report.files.size(), util::format_bytes_both(report.bytes_selected), report.files_fetched,
+      util::format_bytes_both(report.bytes_received), report.elapsed.count(), report.files_already_complete));
   std::string passed;
   for (const CheckResult& check : report.checks.checks) {
     if (check.status == CheckStatus::kPass) passed += (passed.empty() ? "" : ", ") + check.name;
@@ -245,26 +247,30 @@ DownloadCommand add_download_command(CLI::App& app) {
   command->add_option("--include", flags->include, "Only files matching this pattern (repeatable)");
   command->add_option("--exclude", flags->exclude, "Skip files matching this pattern (repeatable)");
   CLI::Option* local_dir = command->add_option("--local-dir", flags->local_dir, "Download into this directory");
-  CLI::Option* cache_dir = command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
+  CLI::Option* cache_dir =
+      command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
   local_dir->excludes(cache_dir);
   command->add_option("--max-workers", flags->max_workers, "Files downloaded at once")->capture_default_str();
   command->add_option("--connections", flags->connections, "HTTP connections in all, shared by those files")
       ->capture_default_str();
-  command->add_option("--chunk-size", flags->chunk_size, "Range size per request, e.g. 32MiB (default: adaptive, 4-64 MiB)");
+  command->add_option("--chunk-size", flags->chunk_size,
+                      "Range size per request, e.g. 32MiB (default: adaptive, 4-64 MiB)");
   command->add_option("--retries", flags->retries, "Retries per file without progress")->capture_default_str();
   command->add_option("--stall-timeout", flags->stall_timeout_seconds, "Seconds without data before a retry")
       ->capture_default_str();
   command->add_option("--progress", flags->progress, "auto (terminal or log lines), lines, or json (JSON lines)")
       ->check(CLI::IsMember({"auto", "lines", "json"}))
       ->capture_default_str();
-  command->add_option("--progress-interval", flags->progress_interval_seconds,
-                      "Seconds between progress lines when stderr is not a terminal")
+  command
+      ->add_option("--progress-interval", flags->progress_interval_seconds,
+                   "Seconds between progress lines when stderr is not a terminal")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   command->add_option("--log-file", flags->log_file, "Also write progress and diagnostics to this file");
   command->add_flag("--detach", flags->detach, "Run in the background (survives the end of the SSH session)");
   command->add_flag("--no-space-check", flags->no_space_check, "Start even if the free space looks too small");
-  command->add_flag("--no-wait", flags->no_wait, "Fail (exit 10) instead of waiting when another hfget holds the target");
+  command->add_flag("--no-wait", flags->no_wait,
+                    "Fail (exit 10) instead of waiting when another hfget holds the target");
   command->add_flag("--dry-run", flags->dry_run, "Print what would be downloaded, write nothing");
   command->add_flag("-q,--quiet", flags->quiet, "No progress; errors only on stderr");
   command->add_flag("-v,--verbose", flags->verbose, "Log every request (tokens are never printed)");

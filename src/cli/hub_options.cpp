@@ -14,11 +14,9 @@ void add_repo_type_option(CLI::App* command, std::string& repo_type) {
 void add_hub_options(CLI::App* command, HubFlags& flags) {
   add_repo_type_option(command, flags.repo_type);
   command->add_option("--token", flags.token, "Hub token (default: HF_TOKEN or the token file)");
-  command->add_option("--endpoint", flags.endpoint,
-                      "Hub URL (default: HF_ENDPOINT or https://huggingface.co)");
-  command->add_option(
-      "--ca-bundle", flags.ca_bundle,
-      "CA certificates (PEM) to trust (default: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's)");
+  command->add_option("--endpoint", flags.endpoint, "Hub URL (default: HF_ENDPOINT or https://huggingface.co)");
+  command->add_option("--ca-bundle", flags.ca_bundle,
+                      "CA certificates (PEM) to trust (default: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's)");
 }
 
 RepoType repo_type_from(const std::string& text) {

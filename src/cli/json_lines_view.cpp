@@ -55,7 +55,9 @@ class JsonLinesView final : public ProgressView {
         emit("file_done", line, snapshot);
         return;
       case ProgressEvent::Kind::kRetry:
-        line = {{"path", event.path}, {"attempt", event.attempt}, {"reason", event.message},
+        line = {{"path", event.path},
+                {"attempt", event.attempt},
+                {"reason", event.message},
                 {"delay_seconds", event.delay_seconds}};
         emit("retry", line, snapshot);
         return;
@@ -79,8 +81,8 @@ class JsonLinesView final : public ProgressView {
  private:
   void emit(const char* name, nlohmann::json& line, const ProgressSnapshot& snapshot) {
     line["event"] = name;
-    line["time"] = utc_timestamp(snapshot.now == std::chrono::system_clock::time_point{} ? std::chrono::system_clock::now()
-                                                                                          : snapshot.now);
+    line["time"] = utc_timestamp(
+        snapshot.now == std::chrono::system_clock::time_point{} ? std::chrono::system_clock::now() : snapshot.now);
     std::fputs((line.dump() + "\n").c_str(), out_);
     std::fflush(out_);
   }

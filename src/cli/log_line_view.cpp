@@ -36,14 +36,14 @@ class LogLineView final : public ProgressView {
         }
         break;
       case ProgressEvent::Kind::kFileDone:
-        writer_(fmt::format("done {} ({}); {}", event.path, util::format_binary_bytes(event.size), status_line(snapshot)));
+        writer_(
+            fmt::format("done {} ({}); {}", event.path, util::format_binary_bytes(event.size), status_line(snapshot)));
         break;
       case ProgressEvent::Kind::kRetry:
-        writer_(fmt::format("{}: {}; retry {} in {:.1f}s", event.path, event.message, event.attempt, event.delay_seconds));
+        writer_(
+            fmt::format("{}: {}; retry {} in {:.1f}s", event.path, event.message, event.attempt, event.delay_seconds));
         break;
-      case ProgressEvent::Kind::kFileFailed:
-        writer_(fmt::format("FAILED {}", event.message));
-        break;
+      case ProgressEvent::Kind::kFileFailed: writer_(fmt::format("FAILED {}", event.message)); break;
     }
   }
 
@@ -64,7 +64,8 @@ class LogLineView final : public ProgressView {
 
 }  // namespace
 
-std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono::seconds interval, bool report_outcome) {
+std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono::seconds interval,
+                                                 bool report_outcome) {
   return std::make_unique<LogLineView>(std::move(writer), interval, report_outcome);
 }
 

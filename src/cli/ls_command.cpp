@@ -93,24 +93,20 @@ void print_text(const Listing& listing) {
 void print_json(const Listing& listing) {
   nlohmann::json files = nlohmann::json::array();
   for (const RemoteFile& file : listing.selected) {
-    nlohmann::json entry = {{"path", file.path},
-                            {"size", file.size},
-                            {"lfs", file.is_lfs()},
-                            {"oid", file.blob_id},
-                            {"sha256", nullptr}};
+    nlohmann::json entry = {
+        {"path", file.path}, {"size", file.size}, {"lfs", file.is_lfs()}, {"oid", file.blob_id}, {"sha256", nullptr}};
     if (file.is_lfs()) entry["sha256"] = *file.lfs_sha256;
     if (file.xet_hash) entry["xet_hash"] = *file.xet_hash;
     files.push_back(std::move(entry));
   }
   nlohmann::json shard_sets = nlohmann::json::array();
   for (const ShardSet& set : listing.shard_sets) {
-    shard_sets.push_back(
-        {{"pattern", set.pattern.empty() ? nlohmann::json(nullptr) : nlohmann::json(set.pattern)},
-         {"index", set.index ? nlohmann::json(*set.index) : nlohmann::json(nullptr)},
-         {"expected", set.expected},
-         {"in_repo", set.in_repo},
-         {"selected", set.selected},
-         {"complete", !set.pattern.empty() && set.in_repo == set.expected}});
+    shard_sets.push_back({{"pattern", set.pattern.empty() ? nlohmann::json(nullptr) : nlohmann::json(set.pattern)},
+                          {"index", set.index ? nlohmann::json(*set.index) : nlohmann::json(nullptr)},
+                          {"expected", set.expected},
+                          {"in_repo", set.in_repo},
+                          {"selected", set.selected},
+                          {"complete", !set.pattern.empty() && set.in_repo == set.expected}});
   }
   const nlohmann::json document = {
       {"repo_id", listing.repo.name},           {"repo_type", std::string(to_string(listing.repo.type))},

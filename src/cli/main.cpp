@@ -2,11 +2,11 @@
 // hfget's entry point: parse the command line, detach if asked (before any thread exists), then run one
 // command and map the outcome to an exit code. An hfget::Error is caught here, in the download command
 // (to record the outcome in the state file first) and in the download workers; nowhere else.
+#include <malloc.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
-#include <malloc.h>
 #include <csignal>
 #include <cstdio>
 
@@ -34,10 +34,13 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", hfget::version_string());
   app.require_subcommand(1);
   const hfget::cli::DownloadCommand download = hfget::cli::add_download_command(app);
-  const std::vector<std::function<int(const hfget::cli::RunContext&)>> commands{
-      download.run, hfget::cli::add_verify_command(app), hfget::cli::add_status_command(app),
-      hfget::cli::add_wait_command(app), hfget::cli::add_ls_command(app), hfget::cli::add_cache_command(app),
-      hfget::cli::add_rm_command(app)};
+  const std::vector<std::function<int(const hfget::cli::RunContext&)>> commands{download.run,
+                                                                                hfget::cli::add_verify_command(app),
+                                                                                hfget::cli::add_status_command(app),
+                                                                                hfget::cli::add_wait_command(app),
+                                                                                hfget::cli::add_ls_command(app),
+                                                                                hfget::cli::add_cache_command(app),
+                                                                                hfget::cli::add_rm_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

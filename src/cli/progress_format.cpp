@@ -18,9 +18,9 @@ std::string utc_timestamp(std::chrono::system_clock::time_point time) {
 }
 
 std::string status_line(const ProgressSnapshot& snapshot) {
-  const double percent = snapshot.bytes_total > 0
-                             ? 100.0 * static_cast<double>(snapshot.bytes_done) / static_cast<double>(snapshot.bytes_total)
-                             : 100.0;
+  const double percent = snapshot.bytes_total > 0 ? 100.0 * static_cast<double>(snapshot.bytes_done) /
+                                                        static_cast<double>(snapshot.bytes_total)
+                                                  : 100.0;
   std::string shards;
   if (snapshot.shards_total > 0) shards = fmt::format("{}/{} shards  ", snapshot.shards_done, snapshot.shards_total);
   return fmt::format("{}{}/{} files  {} / {} ({:.1f}%)  {}  ETA {}", shards, snapshot.files_done, snapshot.files_total,

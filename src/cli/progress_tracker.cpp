@@ -59,10 +59,10 @@ ProgressSnapshot ProgressTracker::snapshot(std::chrono::steady_clock::time_point
   const double window = std::chrono::duration<double>(now - samples_.front().time).count();
   const double since_start = std::chrono::duration<double>(now - started_).count();
   // Too short a window says nothing: then the average since the start (a short download's only rate).
-  state_.rate_bytes_per_second =
-      window > 0.5 ? static_cast<double>(samples_.back().bytes - samples_.front().bytes) / window
-      : since_start > 0.05 ? static_cast<double>(state_.bytes_this_run) / since_start
-                           : 0.0;
+  state_.rate_bytes_per_second = window > 0.5
+                                     ? static_cast<double>(samples_.back().bytes - samples_.front().bytes) / window
+                                 : since_start > 0.05 ? static_cast<double>(state_.bytes_this_run) / since_start
+                                                      : 0.0;
   const std::uint64_t remaining = state_.bytes_total > state_.bytes_done ? state_.bytes_total - state_.bytes_done : 0;
   state_.eta_seconds = state_.rate_bytes_per_second > 0
                            ? std::optional<double>(static_cast<double>(remaining) / state_.rate_bytes_per_second)

@@ -34,7 +34,7 @@ struct ProgressSnapshot {
   std::uint64_t bytes_this_run = 0;  // received over the network in this run
   double rate_bytes_per_second = 0;  // over the last few seconds
   std::optional<double> eta_seconds;
-  std::vector<ActiveFile> active;    // files in flight, largest first
+  std::vector<ActiveFile> active;  // files in flight, largest first
   std::string last_error;
 };
 

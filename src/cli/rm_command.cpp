@@ -24,11 +24,10 @@ struct RmFlags {
 
 void print_plan(const LocalDirRemovalPlan& plan, bool dry_run) {
   const char* prefix = dry_run ? "[dry-run] " : "";
-  fmt::print("{}remove {} file(s) hfget downloaded into {} ({}), and its metadata\n", prefix,
-             plan.files.size(), plan.local_dir.string(), util::format_bytes_both(plan.bytes_freed));
+  fmt::print("{}remove {} file(s) hfget downloaded into {} ({}), and its metadata\n", prefix, plan.files.size(),
+             plan.local_dir.string(), util::format_bytes_both(plan.bytes_freed));
   for (const std::string& path : plan.files) fmt::print("{}  {}\n", prefix, path);
-  for (const LocalDirRemovalPlan::Kept& kept : plan.kept)
-    fmt::print("{}keep {}: {}\n", prefix, kept.path, kept.reason);
+  for (const LocalDirRemovalPlan::Kept& kept : plan.kept) fmt::print("{}keep {}: {}\n", prefix, kept.path, kept.reason);
 }
 
 int run_rm(const RmFlags& flags) {
@@ -49,8 +48,8 @@ int run_rm(const RmFlags& flags) {
   if (removal.directory_removed) {
     fmt::print("removed the directory {}\n", target.local_dir->string());
   } else {
-    fmt::print("kept the directory {}: {} file(s) hfget did not write are still in it:\n",
-               target.local_dir->string(), removal.left.size());
+    fmt::print("kept the directory {}: {} file(s) hfget did not write are still in it:\n", target.local_dir->string(),
+               removal.left.size());
     for (const std::string& path : removal.left) fmt::print("  {}\n", path);
   }
   return kExitSuccess;
@@ -60,13 +59,11 @@ int run_rm(const RmFlags& flags) {
 
 std::function<int(const RunContext&)> add_rm_command(CLI::App& app) {
   auto flags = std::make_shared<RmFlags>();
-  CLI::App* command =
-      app.add_subcommand("rm", "Remove a --local-dir download hfget made (its files and metadata)");
+  CLI::App* command = app.add_subcommand("rm", "Remove a --local-dir download hfget made (its files and metadata)");
   command->add_option("--local-dir", flags->local_dir, "The directory a `hfget download --local-dir` wrote")
       ->required();
   command->add_flag("--dry-run", flags->dry_run, "Show what would be removed, remove nothing");
-  command->add_flag("-y,--yes", flags->yes,
-                    "Do not ask for confirmation (needed when stdin is not a terminal)");
+  command->add_flag("-y,--yes", flags->yes, "Do not ask for confirmation (needed when stdin is not a terminal)");
   return [command, flags](const RunContext&) -> int { return command->parsed() ? run_rm(*flags) : -1; };
 }
 

@@ -39,8 +39,7 @@ std::optional<std::pair<SetKey, unsigned>> shard_of(const std::string& path) {
 
 }  // namespace
 
-std::vector<ShardSet> find_shard_sets(const std::vector<RemoteFile>& listing,
-                                      const std::vector<RemoteFile>& selected) {
+std::vector<ShardSet> find_shard_sets(const std::vector<RemoteFile>& listing, const std::vector<RemoteFile>& selected) {
   std::map<SetKey, std::set<unsigned>> in_repo;
   std::map<SetKey, std::set<unsigned>> kept;
   std::vector<std::string> indexes;

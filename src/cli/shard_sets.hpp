@@ -22,7 +22,6 @@ struct ShardSet {
 };
 
 /// In name order; then one set with an empty pattern per index file no shard is named after.
-std::vector<ShardSet> find_shard_sets(const std::vector<RemoteFile>& listing,
-                                      const std::vector<RemoteFile>& selected);
+std::vector<ShardSet> find_shard_sets(const std::vector<RemoteFile>& listing, const std::vector<RemoteFile>& selected);
 
 }  // namespace hfget::cli

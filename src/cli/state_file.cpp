@@ -25,8 +25,7 @@ std::optional<nlohmann::json> read_json(const std::filesystem::path& path) {
 
 class StateFileView final : public ProgressView {
  public:
-  StateFileView(std::filesystem::path path, std::string repo, std::string revision, std::string target,
-                bool detached)
+  StateFileView(std::filesystem::path path, std::string repo, std::string revision, std::string target, bool detached)
       : detached_(detached),
         path_(std::move(path)),
         repo_(std::move(repo)),
@@ -96,8 +95,12 @@ class StateFileView final : public ProgressView {
 
 }  // namespace
 
-std::filesystem::path state_file_path(const std::filesystem::path& state_dir) { return state_dir / "state.json"; }
-std::filesystem::path detached_file_path(const std::filesystem::path& state_dir) { return state_dir / "detached.json"; }
+std::filesystem::path state_file_path(const std::filesystem::path& state_dir) {
+  return state_dir / "state.json";
+}
+std::filesystem::path detached_file_path(const std::filesystem::path& state_dir) {
+  return state_dir / "detached.json";
+}
 
 std::optional<DownloadState> read_state_file(const std::filesystem::path& path) {
   std::optional<nlohmann::json> data = read_json(path);

@@ -47,7 +47,8 @@ Observation observe(const std::filesystem::path& state_dir) {
   const bool detached_alive = seen.detached_pid && process_alive(*seen.detached_pid);
   if (seen.state && seen.state->state == "running") {
     seen.phase = process_alive(seen.state->pid) ? Phase::kRunning : Phase::kDied;
-    if (seen.phase == Phase::kDied && detached_alive && *seen.detached_pid != seen.state->pid) seen.phase = Phase::kStarting;
+    if (seen.phase == Phase::kDied && detached_alive && *seen.detached_pid != seen.state->pid)
+      seen.phase = Phase::kStarting;
     return seen;
   }
   // A detached launch that has not taken over the state file yet (starting, or queued behind another run).
@@ -80,10 +81,15 @@ std::string describe(const Observation& seen) {
     return fmt::format("starting (PID {}; queued behind another download or listing the repo)", *seen.detached_pid);
   }
   const nlohmann::json& f = seen.state ? seen.state->fields : nlohmann::json::object();
-  const auto number = [&](const char* key) { return f.contains(key) && f[key].is_number() ? f[key].get<double>() : 0.0; };
-  const auto text = [&](const char* key) { return f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : ""; };
+  const auto number = [&](const char* key) {
+    return f.contains(key) && f[key].is_number() ? f[key].get<double>() : 0.0;
+  };
+  const auto text = [&](const char* key) {
+    return f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : "";
+  };
   std::string state = seen.phase == Phase::kDied ? "died (killed or crashed; run the download again to resume)"
-                                                 : seen.state ? seen.state->state : "unknown";
+                      : seen.state               ? seen.state->state
+                                                 : "unknown";
   if (seen.phase == Phase::kDied && !seen.state) {
     return fmt::format("died: PID {} was launched but never reported (see its log)", *seen.detached_pid);
   }
@@ -116,8 +122,8 @@ std::string as_json(const Observation& seen) {
 }
 
 std::filesystem::path state_dir_from(const TargetFlags& flags) {
-  return state_dir_of(resolve_target(flags.target, flags.repo_type, flags.cache_dir,
-                                     HubEnvironment::from_process_environment()));
+  return state_dir_of(
+      resolve_target(flags.target, flags.repo_type, flags.cache_dir, HubEnvironment::from_process_environment()));
 }
 
 int run_status(const TargetFlags& flags) {
@@ -152,7 +158,8 @@ int run_wait(const TargetFlags& flags, const RunContext& context) {
       std::fputs("hfget: timed out waiting; the download goes on\n", stderr);
       return kExitWaitTimedOut;
     }
-    if (!util::sleep_unless_stopped(std::chrono::milliseconds(500), context.stop)) return context.interrupted_exit_code();
+    if (!util::sleep_unless_stopped(std::chrono::milliseconds(500), context.stop))
+      return context.interrupted_exit_code();
   }
 }
 
@@ -178,9 +185,8 @@ std::function<int(const RunContext&)> add_wait_command(CLI::App& app) {
       add_target_options(app.add_subcommand("wait", "Wait for a download to end; exit with its exit code"), *flags);
   command->add_option("--timeout", flags->timeout_seconds, "Give up after this many seconds (exit 124); 0 = never")
       ->check(CLI::NonNegativeNumber);
-  return [command, flags](const RunContext& context) -> int {
-    return command->parsed() ? run_wait(*flags, context) : -1;
-  };
+  return
+      [command, flags](const RunContext& context) -> int { return command->parsed() ? run_wait(*flags, context) : -1; };
 }
 
 }  // namespace hfget::cli

@@ -30,9 +30,10 @@ class TerminalView final : public ProgressView {
     std::size_t lines = 1;
     for (std::size_t i = 0; i < snapshot.active.size() && i < kMaxFileLines; ++i) {
       const ActiveFile& file = snapshot.active[i];
-      const double percent = file.size > 0 ? 100.0 * static_cast<double>(file.done) / static_cast<double>(file.size) : 100.0;
-      block += fmt::format("  {:<60} {:>10} / {:<10} {:5.1f}%\n", shorten(file.path), util::format_binary_bytes(file.done),
-                           util::format_binary_bytes(file.size), percent);
+      const double percent =
+          file.size > 0 ? 100.0 * static_cast<double>(file.done) / static_cast<double>(file.size) : 100.0;
+      block += fmt::format("  {:<60} {:>10} / {:<10} {:5.1f}%\n", shorten(file.path),
+                           util::format_binary_bytes(file.done), util::format_binary_bytes(file.size), percent);
       ++lines;
     }
     if (snapshot.active.size() > kMaxFileLines) {
@@ -57,7 +58,8 @@ class TerminalView final : public ProgressView {
                            util::format_bytes_both(snapshot.bytes_total - snapshot.bytes_done));
         break;
       case ProgressEvent::Kind::kRetry:
-        line = fmt::format("{}: {}; retry {} in {:.1f}s", event.path, event.message, event.attempt, event.delay_seconds);
+        line =
+            fmt::format("{}: {}; retry {} in {:.1f}s", event.path, event.message, event.attempt, event.delay_seconds);
         break;
       case ProgressEvent::Kind::kFileFailed: line = "FAILED " + event.message; break;
       case ProgressEvent::Kind::kFileStarted:
@@ -90,6 +92,8 @@ class TerminalView final : public ProgressView {
 
 }  // namespace
 
-std::unique_ptr<ProgressView> make_terminal_view(std::FILE* terminal) { return std::make_unique<TerminalView>(terminal); }
+std::unique_ptr<ProgressView> make_terminal_view(std::FILE* terminal) {
+  return std::make_unique<TerminalView>(terminal);
+}
 
 }  // namespace hfget::cli

@@ -16,7 +16,8 @@ namespace {
 
 std::string upper(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return out;
 }
 
@@ -25,7 +26,9 @@ double hash_rate(const VerifyReport& report) {
   return seconds > 0 ? static_cast<double>(report.bytes_hashed) / seconds : 0.0;
 }
 
-double round_to(double value, double unit) { return static_cast<double>(static_cast<std::int64_t>(value / unit * 100 + 0.5)) / 100; }
+double round_to(double value, double unit) {
+  return static_cast<double>(static_cast<std::int64_t>(value / unit * 100 + 0.5)) / 100;
+}
 
 }  // namespace
 

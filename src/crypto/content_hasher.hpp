@@ -15,8 +15,7 @@ namespace hfget::crypto {
 class ContentHasher {
  public:
   explicit ContentHasher(const RemoteFile& file)
-      : state_(file.is_lfs() ? State(Digest::sha256()) : State(GitBlobSha1(file.size))),
-        expected_(file.etag()) {}
+      : state_(file.is_lfs() ? State(Digest::sha256()) : State(GitBlobSha1(file.size))), expected_(file.etag()) {}
 
   void update(std::span<const std::byte> bytes) {
     std::visit([&](auto& digest) { digest.update(bytes); }, state_);

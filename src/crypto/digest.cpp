@@ -16,14 +16,18 @@ void Digest::ContextDeleter::operator()(void* context) const noexcept {
 
 Digest::Digest(const void* algorithm) : context_(EVP_MD_CTX_new()) {
   if (!context_) throw Error(ErrorCode::kInternal, "out of memory creating a digest context");
-  if (EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_.get()), static_cast<const EVP_MD*>(algorithm),
-                        nullptr) != 1) {
+  if (EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_.get()), static_cast<const EVP_MD*>(algorithm), nullptr) !=
+      1) {
     throw Error(ErrorCode::kInternal, "OpenSSL could not initialise a digest");
   }
 }
 
-Digest Digest::sha256() { return Digest(EVP_sha256()); }
-Digest Digest::sha1() { return Digest(EVP_sha1()); }
+Digest Digest::sha256() {
+  return Digest(EVP_sha256());
+}
+Digest Digest::sha1() {
+  return Digest(EVP_sha1());
+}
 
 void Digest::update(std::span<const std::byte> bytes) {
   if (bytes.empty()) return;

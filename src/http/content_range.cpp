@@ -31,8 +31,7 @@ std::optional<ContentRange> parse_content_range(std::string_view value) {
 }
 
 bool continues_partial_file(const ContentRange& received, std::uint64_t offset, std::uint64_t expected_size) {
-  return received.first == offset && received.complete_length == expected_size &&
-         received.last < expected_size;
+  return received.first == offset && received.complete_length == expected_size && received.last < expected_size;
 }
 
 }  // namespace hfget::http

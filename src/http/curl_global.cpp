@@ -14,7 +14,9 @@ LibraryInit::LibraryInit() {
   }
 }
 
-LibraryInit::~LibraryInit() { curl_global_cleanup(); }
+LibraryInit::~LibraryInit() {
+  curl_global_cleanup();
+}
 
 const char* version_string() {
   static const std::string version = std::string("hfget/0.1.0 (") + curl_version() + ")";

@@ -27,8 +27,7 @@ std::string lowercase(std::string_view text) {
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' ||
-                           text.back() == '\n')) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' || text.back() == '\n')) {
     text.remove_suffix(1);
   }
   return text;
@@ -73,8 +72,7 @@ bool StringSink::on_body(std::span<const std::byte> bytes) {
   return true;
 }
 
-EasyRequest::EasyRequest(TransportSettings settings)
-    : settings_(std::move(settings)), handle_(curl_easy_init()) {
+EasyRequest::EasyRequest(TransportSettings settings) : settings_(std::move(settings)), handle_(curl_easy_init()) {
   if (!handle_) throw Error(ErrorCode::kInternal, "libcurl could not create a handle");
   configure_defaults();
 }
@@ -193,7 +191,8 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
     }
   }
   response.failure = sink_stopped_ ? TransportFailure::kStoppedBySink : classify(code);
-  if (code != CURLE_OK) response.failure_message = error_text_[0] != '\0' ? error_text_.data() : curl_easy_strerror(code);
+  if (code != CURLE_OK)
+    response.failure_message = error_text_[0] != '\0' ? error_text_.data() : curl_easy_strerror(code);
   long connect_status = 0;
   if (code != CURLE_OK && curl_easy_getinfo(handle_.get(), CURLINFO_HTTP_CONNECTCODE, &connect_status) == CURLE_OK &&
       connect_status >= 300) {

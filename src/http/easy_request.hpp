@@ -73,9 +73,9 @@ class StringSink final : public BodySink {
 
 struct RequestSpec {
   std::string url;
-  const Secret* bearer_token = nullptr;      // sent as Authorization only when set: the caller decides the host
-  std::optional<std::uint64_t> range_from;   // "Range: bytes=N-"
-  std::optional<std::uint64_t> range_last;   // with range_from: "Range: bytes=N-M" (M inclusive)
+  const Secret* bearer_token = nullptr;     // sent as Authorization only when set: the caller decides the host
+  std::optional<std::uint64_t> range_from;  // "Range: bytes=N-"
+  std::optional<std::uint64_t> range_last;  // with range_from: "Range: bytes=N-M" (M inclusive)
   std::vector<std::string> extra_headers;
 };
 

@@ -30,9 +30,9 @@ Error transport_error(const http::HttpResponse& response, const std::string& url
     return Error(ErrorCode::kInterrupted, "interrupted");
   }
   if (response.failure == http::TransportFailure::kTls) {
-    return Error(ErrorCode::kNetwork, fmt::format("TLS error talking to {}: {} (a private CA? see --ca-bundle)",
-                                                  http::parse_url(url) ? http::parse_url(url)->host : url,
-                                                  response.failure_message));
+    return Error(ErrorCode::kNetwork,
+                 fmt::format("TLS error talking to {}: {} (a private CA? see --ca-bundle)",
+                             http::parse_url(url) ? http::parse_url(url)->host : url, response.failure_message));
   }
   return Error(ErrorCode::kNetwork, fmt::format("cannot reach the Hub at {}: {}", url, response.failure_message));
 }
@@ -61,7 +61,8 @@ HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& firs
     http::HttpResponse response = request_.get(spec, sink, stop_);
     spdlog::debug("GET {} -> HTTP {} {}", url, response.status, response.failure_message);
     if (sink.overflowed()) {
-      throw Error(ErrorCode::kNetwork, fmt::format("the Hub's answer to {} is larger than {} bytes", url, kMaxJsonBytes));
+      throw Error(ErrorCode::kNetwork,
+                  fmt::format("the Hub's answer to {} is larger than {} bytes", url, kMaxJsonBytes));
     }
     const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
                              response.status < 400 && !response.redirect_url.empty();

@@ -52,9 +52,9 @@ Error error_from_response(const http::HttpResponse& response, const RequestConte
                              label, server_says));
   }
   if (response.status == 403) {
-    return Error(ErrorCode::kAccessDenied,
-                 fmt::format("access to {} denied (HTTP 403): make sure your token has read access{}", label,
-                             server_says));
+    return Error(
+        ErrorCode::kAccessDenied,
+        fmt::format("access to {} denied (HTTP 403): make sure your token has read access{}", label, server_says));
   }
   return Error(ErrorCode::kNetwork,
                fmt::format("the Hub answered HTTP {} for {}{}", response.status, label, server_says));

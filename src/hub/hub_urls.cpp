@@ -31,8 +31,8 @@ std::string tree_url(const std::string& endpoint, const RepoId& repo, const std:
 
 std::string resolve_url(const std::string& endpoint, const RepoId& repo, const std::string& commit,
                         const std::string& path) {
-  return endpoint + "/" + resolve_prefix(repo.type) + repo.name + "/resolve/" + util::percent_encode(commit, "") +
-         "/" + util::percent_encode(path, "/");
+  return endpoint + "/" + resolve_prefix(repo.type) + repo.name + "/resolve/" + util::percent_encode(commit, "") + "/" +
+         util::percent_encode(path, "/");
 }
 
 }  // namespace hfget::hub

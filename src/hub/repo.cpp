@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Repo id rules follow huggingface_hub's validate_repo_id, so that an id we accept is one the Hub accepts and
 // one that maps to a single, safe cache folder name.
+#include "hfget/repo.hpp"
+
 #include <cctype>
 
 #include "hfget/error.hpp"
-#include "hfget/repo.hpp"
 
 namespace hfget {
 namespace {
@@ -19,8 +20,8 @@ void validate_part(std::string_view part, std::string_view whole) {
   if (part.empty()) throw Error(ErrorCode::kUsage, "invalid repo id '" + std::string(whole) + "': empty part");
   for (const char c : part) {
     if (!is_allowed_char(c)) {
-      throw Error(ErrorCode::kUsage, "invalid repo id '" + std::string(whole) +
-                                         "': only letters, digits, '-', '_' and '.' are allowed");
+      throw Error(ErrorCode::kUsage,
+                  "invalid repo id '" + std::string(whole) + "': only letters, digits, '-', '_' and '.' are allowed");
     }
   }
   const char first = part.front();
@@ -62,8 +63,7 @@ RepoId RepoId::parse(std::string_view name, RepoType type) {
     validate_part(name, name);
   } else {
     if (name.find('/', slash + 1) != std::string_view::npos) {
-      throw Error(ErrorCode::kUsage,
-                  "invalid repo id '" + std::string(name) + "': expected 'name' or 'org/name'");
+      throw Error(ErrorCode::kUsage, "invalid repo id '" + std::string(name) + "': expected 'name' or 'org/name'");
     }
     validate_part(name.substr(0, slash), name);
     validate_part(name.substr(slash + 1), name);

@@ -12,12 +12,12 @@
 #include <cstdint>
 
 #include "hfget/error.hpp"
-#include "util/atomic_file.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
+#include "util/atomic_file.hpp"
 #include "util/read_text_file.hpp"
 #include "util/thread_random.hpp"
 
@@ -42,9 +42,11 @@ void replace_symlink(const std::filesystem::path& link, const std::string& targe
   char existing[4096];
   const ssize_t length = ::readlink(link.c_str(), existing, sizeof(existing));
   if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return;
-  const std::filesystem::path temporary = link.parent_path() / fmt::format(
-      ".{:08x}{}", static_cast<std::uint32_t>(util::thread_random()()), util::kTemporarySuffix);
-  if (::symlink(target.c_str(), temporary.c_str()) != 0) util::throw_file_error("cannot create symlink", temporary, errno);
+  const std::filesystem::path temporary =
+      link.parent_path() /
+      fmt::format(".{:08x}{}", static_cast<std::uint32_t>(util::thread_random()()), util::kTemporarySuffix);
+  if (::symlink(target.c_str(), temporary.c_str()) != 0)
+    util::throw_file_error("cannot create symlink", temporary, errno);
   if (::rename(temporary.c_str(), link.c_str()) != 0) {
     const int error = errno;
     ::unlink(temporary.c_str());
@@ -74,19 +76,19 @@ class CacheLayout final : public Layout {
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "trees");
     create_directories_within(cache_dir_, std::filesystem::path(folder) / "hfget");
     // What a kill -9 left between creating a temporary and renaming it (we hold the target lock).
-    for (const char* sub_dir : {"refs", "trees", "hfget", "snapshots"}) util::remove_stale_temporaries(repo_dir_ / sub_dir);
+    for (const char* sub_dir : {"refs", "trees", "hfget", "snapshots"})
+      util::remove_stale_temporaries(repo_dir_ / sub_dir);
     if (revision != commit_) {
       const std::filesystem::path ref = std::filesystem::path("refs") / revision;
       create_directories_within(repo_dir_, ref.parent_path());
       util::write_file_atomically(repo_dir_ / ref, commit_);
     }
     util::write_file_atomically(repo_dir_ / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
-    write_download_record(record_path_in_cache(cache_dir_, repo_, commit_), DownloadRecord{commit_, revision, selected_paths(selected)});
+    write_download_record(record_path_in_cache(cache_dir_, repo_, commit_),
+                          DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 
-  bool is_complete(const RemoteFile& file) const override {
-    return regular_file_has_size(blob_path(file), file.size);
-  }
+  bool is_complete(const RemoteFile& file) const override { return regular_file_has_size(blob_path(file), file.size); }
 
   void link_existing(const RemoteFile& file) override {
     remove_leftovers(file);
@@ -130,7 +132,6 @@ class CacheLayout final : public Layout {
   std::string commit_;
   std::filesystem::path repo_dir_;
 };
-
 
 }  // namespace
 

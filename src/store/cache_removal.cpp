@@ -46,18 +46,17 @@ std::filesystem::path checked_repo_path(const std::filesystem::path& cache_dir, 
   const std::filesystem::path repo_path = cache_dir / cache_folder_name(repo);
   struct stat info {};
   if (::lstat(repo_path.c_str(), &info) != 0) {
-    throw Error(ErrorCode::kRepoNotFound, fmt::format("{} {} is not in the cache {}", to_string(repo.type),
-                                                      repo.name, cache_dir.string()));
+    throw Error(ErrorCode::kRepoNotFound,
+                fmt::format("{} {} is not in the cache {}", to_string(repo.type), repo.name, cache_dir.string()));
   }
   if (S_ISLNK(info.st_mode)) {
-    throw Error(ErrorCode::kUsage,
-                fmt::format("{} is a symlink; hfget removes nothing through it (remove it by hand)",
-                            repo_path.string()),
-                repo_path);
+    throw Error(
+        ErrorCode::kUsage,
+        fmt::format("{} is a symlink; hfget removes nothing through it (remove it by hand)", repo_path.string()),
+        repo_path);
   }
   if (!S_ISDIR(info.st_mode)) {
-    throw Error(ErrorCode::kUsage, fmt::format("{} is not a folder; remove it by hand", repo_path.string()),
-                repo_path);
+    throw Error(ErrorCode::kUsage, fmt::format("{} is not a folder; remove it by hand", repo_path.string()), repo_path);
   }
   return repo_path;
 }
@@ -147,14 +146,14 @@ CacheRemovalPlan plan_cache_removal(const std::filesystem::path& cache_dir, cons
     const auto ref = refs.find(*revision);
     if (ref == refs.end()) {
       throw Error(ErrorCode::kRevisionNotFound,
-                  fmt::format("revision '{}' of {} is not in the cache (snapshots: {}; refs: {})", *revision,
-                              repo.name, joined_or_none(commits), joined_or_none(ref_names(refs))));
+                  fmt::format("revision '{}' of {} is not in the cache (snapshots: {}; refs: {})", *revision, repo.name,
+                              joined_or_none(commits), joined_or_none(ref_names(refs))));
     }
     commit = ref->second;
     if (std::find(commits.begin(), commits.end(), commit) == commits.end()) {
       throw Error(ErrorCode::kRevisionNotFound,
-                  fmt::format("ref '{}' of {} points to '{}', which has no snapshot in the cache", *revision,
-                              repo.name, commit));
+                  fmt::format("ref '{}' of {} points to '{}', which has no snapshot in the cache", *revision, repo.name,
+                              commit));
     }
   }
   if (commits.size() == 1) return whole_repo_plan(repo_path);
@@ -221,8 +220,7 @@ CacheRemovalPlan remove_from_cache(const std::filesystem::path& cache_dir, const
     std::sort(parents.begin(), parents.end(), [](const auto& a, const auto& b) {
       return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
     });
-    for (const std::filesystem::path& parent : parents)
-      store::remove_empty_directory_within(repo_path, parent);
+    for (const std::filesystem::path& parent : parents) store::remove_empty_directory_within(repo_path, parent);
   }
   return plan;
 }

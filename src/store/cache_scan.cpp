@@ -85,21 +85,19 @@ CachedRepo scan_repo(const std::filesystem::path& repo_path) {
   const std::string folder = repo_path.filename().string();
   const std::size_t separator = folder.find("--");
   if (separator == std::string::npos) {
-    throw CorruptedEntry{
-        fmt::format("Repo path is not a valid HuggingFace cache directory: {}", repo_path.string())};
+    throw CorruptedEntry{fmt::format("Repo path is not a valid HuggingFace cache directory: {}", repo_path.string())};
   }
   // "models--org--name" → ("model", "org/name"), by scan_cache_dir's own string rules.
   const std::string type_name = folder.substr(0, separator).substr(0, separator == 0 ? 0 : separator - 1);
   const std::string repo_id = double_dashes_to_slashes(folder.substr(separator + 2));
   const std::optional<RepoType> type = parse_repo_type(type_name);
   if (!type) {
-    throw CorruptedEntry{fmt::format("Repo type must be `dataset`, `model` or `space`, found `{}` ({}).",
-                                     type_name, repo_path.string())};
+    throw CorruptedEntry{fmt::format("Repo type must be `dataset`, `model` or `space`, found `{}` ({}).", type_name,
+                                     repo_path.string())};
   }
   const std::filesystem::path snapshots_dir = repo_path / "snapshots";
   if (!std::filesystem::is_directory(snapshots_dir, error)) {
-    throw CorruptedEntry{
-        fmt::format("Snapshots dir doesn't exist in cached repo: {}", snapshots_dir.string())};
+    throw CorruptedEntry{fmt::format("Snapshots dir doesn't exist in cached repo: {}", snapshots_dir.string())};
   }
   std::map<std::string, std::set<std::string>> refs_by_commit = read_refs_by_commit(repo_path / "refs");
 
@@ -115,8 +113,7 @@ CachedRepo scan_repo(const std::filesystem::path& repo_path) {
   for (const std::filesystem::path& revision_dir : revision_dirs) {
     if (is_os_litter(revision_dir.filename().string())) continue;
     if (!std::filesystem::is_directory(revision_dir, error)) {
-      throw CorruptedEntry{
-          fmt::format("Snapshots folder corrupted. Found a file: {}", revision_dir.string())};
+      throw CorruptedEntry{fmt::format("Snapshots folder corrupted. Found a file: {}", revision_dir.string())};
     }
     CachedRevision revision;
     revision.commit = revision_dir.filename().string();
@@ -128,12 +125,11 @@ CachedRepo scan_repo(const std::filesystem::path& repo_path) {
       const std::filesystem::path blob = std::filesystem::canonical(it->path(), resolve_error);
       const std::optional<struct stat> info = resolve_error ? std::nullopt : stat_following(blob);
       if (!info) {
-        throw CorruptedEntry{
-            fmt::format("Blob missing (broken symlink): {}",
-                        std::filesystem::weakly_canonical(it->path(), resolve_error).string())};
+        throw CorruptedEntry{fmt::format("Blob missing (broken symlink): {}",
+                                         std::filesystem::weakly_canonical(it->path(), resolve_error).string())};
       }
-      blobs.try_emplace(blob, BlobStat{static_cast<std::uint64_t>(info->st_size), info->st_mtim.tv_sec,
-                                       info->st_atim.tv_sec});
+      blobs.try_emplace(
+          blob, BlobStat{static_cast<std::uint64_t>(info->st_size), info->st_mtim.tv_sec, info->st_atim.tv_sec});
       revision_blobs.insert(blob);
       ++revision.file_count;
     }
@@ -184,8 +180,7 @@ CacheScan scan_cache(const std::filesystem::path& cache_dir) {
   scan.exists = std::filesystem::is_directory(cache_dir, error);
   if (!scan.exists) return scan;
   std::vector<std::filesystem::path> entries;
-  for (const auto& entry : std::filesystem::directory_iterator(cache_dir, error))
-    entries.push_back(entry.path());
+  for (const auto& entry : std::filesystem::directory_iterator(cache_dir, error)) entries.push_back(entry.path());
   std::sort(entries.begin(), entries.end());
   for (const std::filesystem::path& entry : entries) {
     const std::string name = entry.filename().string();

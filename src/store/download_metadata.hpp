@@ -15,8 +15,7 @@ struct DownloadMetadata {
   double timestamp = 0;
 };
 
-std::filesystem::path download_metadata_path(const std::filesystem::path& local_dir,
-                                             const std::string& repo_path);
+std::filesystem::path download_metadata_path(const std::filesystem::path& local_dir, const std::string& repo_path);
 
 /// nullopt when absent or malformed (the Python client then deletes it; readers here just ignore it).
 std::optional<DownloadMetadata> read_download_metadata(const std::filesystem::path& metadata_path);

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "util/atomic_file.hpp"
 #include "store/json_record.hpp"
+#include "util/atomic_file.hpp"
 
 namespace hfget::store {
 

@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "hfget/error.hpp"
-#include "util/interruptible_sleep.hpp"
 #include "util/atomic_file.hpp"
+#include "util/interruptible_sleep.hpp"
 
 namespace hfget::store {
 

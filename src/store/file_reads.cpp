@@ -31,9 +31,7 @@ class Mapping {
   Mapping& operator=(const Mapping&) = delete;
   ~Mapping() { ::munmap(address_, length_); }
 
-  std::span<const std::byte> bytes() const noexcept {
-    return {static_cast<const std::byte*>(address_), length_};
-  }
+  std::span<const std::byte> bytes() const noexcept { return {static_cast<const std::byte*>(address_), length_}; }
 
  private:
   void* address_;
@@ -79,8 +77,8 @@ std::chrono::nanoseconds thread_cpu_time() {
   struct stat info {};
   if (::fstat(fd, &info) == 0 && static_cast<std::uint64_t>(info.st_size) < window_end) {
     throw Error(ErrorCode::kVerificationFailed,
-                fmt::format("'{}' changed or truncated while being read ({} bytes when opened, {} now)",
-                            path.string(), size_when_opened, info.st_size),
+                fmt::format("'{}' changed or truncated while being read ({} bytes when opened, {} now)", path.string(),
+                            size_when_opened, info.st_size),
                 path);
   }
   util::throw_file_error("cannot read", path, EIO);

@@ -2,9 +2,8 @@
 #pragma once
 
 #include <filesystem>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace hfget::store {
 

@@ -13,14 +13,14 @@
 
 #include "crypto/content_hasher.hpp"
 #include "hfget/error.hpp"
-#include "util/atomic_file.hpp"
 #include "store/download_metadata.hpp"
 #include "store/download_record.hpp"
+#include "store/file_reads.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
-#include "store/file_reads.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
+#include "util/atomic_file.hpp"
 
 namespace hfget::store {
 namespace {
@@ -51,12 +51,14 @@ class LocalDirLayout final : public Layout {
     const std::filesystem::path metadata_root = root_ / kMetadataRoot;
     // What a kill -9 left between creating a temporary and renaming it (we hold the target lock).
     util::remove_stale_temporaries(metadata_root);
-    if (!std::filesystem::exists(metadata_root / ".gitignore")) util::write_file_atomically(metadata_root / ".gitignore", "*");
+    if (!std::filesystem::exists(metadata_root / ".gitignore"))
+      util::write_file_atomically(metadata_root / ".gitignore", "*");
     if (!std::filesystem::exists(metadata_root / "CACHEDIR.TAG")) {
       util::write_file_atomically(metadata_root / "CACHEDIR.TAG", kCacheDirTag);
     }
     util::write_file_atomically(metadata_root / "trees" / (commit_ + ".json"), serialize_tree_cache(snapshot.files));
-    write_download_record(record_path_in_local_dir(root_, commit_), DownloadRecord{commit_, revision, selected_paths(selected)});
+    write_download_record(record_path_in_local_dir(root_, commit_),
+                          DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 
   bool is_complete(const RemoteFile& file) const override {

@@ -26,9 +26,8 @@ namespace {
 const std::filesystem::path kMetadataRoot = std::filesystem::path(".cache") / "huggingface";
 
 bool is_commit_name(const std::string& text) {
-  return text.size() == 40 && std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+  return text.size() == 40 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::optional<struct stat> lstat_of(const std::filesystem::path& path) {
@@ -55,11 +54,9 @@ bool reached_through_directories(const std::filesystem::path& root, const std::f
 
 std::filesystem::path checked_local_dir(const std::filesystem::path& local_dir) {
   const std::optional<struct stat> info = lstat_of(local_dir);
-  if (!info)
-    throw Error(ErrorCode::kUsage, fmt::format("{}: no such directory", local_dir.string()), local_dir);
+  if (!info) throw Error(ErrorCode::kUsage, fmt::format("{}: no such directory", local_dir.string()), local_dir);
   if (S_ISLNK(info->st_mode)) {
-    throw Error(ErrorCode::kUsage,
-                fmt::format("{} is a symlink; pass the directory it points to", local_dir.string()),
+    throw Error(ErrorCode::kUsage, fmt::format("{} is a symlink; pass the directory it points to", local_dir.string()),
                 local_dir);
   }
   if (!S_ISDIR(info->st_mode)) {
@@ -71,8 +68,7 @@ std::filesystem::path checked_local_dir(const std::filesystem::path& local_dir) 
 std::vector<store::DownloadRecord> read_records(const std::filesystem::path& local_dir) {
   std::vector<store::DownloadRecord> records;
   const std::filesystem::path state_dir = store::state_dir_in_local_dir(local_dir);
-  if (!reached_through_directories(local_dir, kMetadataRoot / "hfget" / "x") ||
-      !is_real_directory(state_dir)) {
+  if (!reached_through_directories(local_dir, kMetadataRoot / "hfget" / "x") || !is_real_directory(state_dir)) {
     return records;
   }
   std::error_code error;
@@ -87,10 +83,8 @@ std::vector<store::DownloadRecord> read_records(const std::filesystem::path& loc
 
 // Why a file a record lists is not removed, or nullopt when it is hfget's download, unchanged.
 std::optional<std::string> reason_to_keep(const std::filesystem::path& local_dir, const std::string& path) {
-  if (const std::optional<std::string> unsafe = store::unsafe_path_reason(path))
-    return "unsafe path: " + *unsafe;
-  if (!reached_through_directories(local_dir, path))
-    return "a folder on its path is a symlink or not a folder";
+  if (const std::optional<std::string> unsafe = store::unsafe_path_reason(path)) return "unsafe path: " + *unsafe;
+  if (!reached_through_directories(local_dir, path)) return "a folder on its path is a symlink or not a folder";
   const std::optional<struct stat> info = lstat_of(local_dir / path);
   if (!info || !S_ISREG(info->st_mode)) return "not a regular file";
   const std::optional<store::DownloadMetadata> metadata =
@@ -118,16 +112,14 @@ std::vector<std::filesystem::path> hfget_transients(const std::filesystem::path&
   for (auto it = std::filesystem::recursive_directory_iterator(metadata_root, error);
        !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (name.ends_with(".hfget-partial") || name.ends_with(".hfget-journal") ||
-        name.ends_with(".hfget-tmp")) {
+    if (name.ends_with(".hfget-partial") || name.ends_with(".hfget-journal") || name.ends_with(".hfget-tmp")) {
       found.push_back(it->path());
     }
   }
   return found;
 }
 
-void remove_empty_folders_deepest_first(const std::filesystem::path& root,
-                                        std::vector<std::filesystem::path> folders) {
+void remove_empty_folders_deepest_first(const std::filesystem::path& root, std::vector<std::filesystem::path> folders) {
   std::sort(folders.begin(), folders.end(), [](const auto& a, const auto& b) {
     return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
   });
@@ -151,19 +143,17 @@ LocalDirRemovalPlan plan_local_dir_removal(const std::filesystem::path& local_di
   const std::vector<store::DownloadRecord> records = read_records(root);
   if (records.empty()) {
     throw Error(ErrorCode::kUsage,
-                fmt::format("{} was not created by hfget (no download record in {}); nothing removed",
-                            root.string(), (root / kMetadataRoot / "hfget").string()),
+                fmt::format("{} was not created by hfget (no download record in {}); nothing removed", root.string(),
+                            (root / kMetadataRoot / "hfget").string()),
                 root);
   }
   std::set<std::string> listed;
-  for (const store::DownloadRecord& record : records)
-    listed.insert(record.selected.begin(), record.selected.end());
+  for (const store::DownloadRecord& record : records) listed.insert(record.selected.begin(), record.selected.end());
   LocalDirRemovalPlan plan;
   plan.local_dir = root;
   for (const std::string& path : listed) {
     const bool unsafe = store::unsafe_path_reason(path).has_value();
-    if (!unsafe && reached_through_directories(root, path) && !lstat_of(root / path))
-      continue;  // never arrived
+    if (!unsafe && reached_through_directories(root, path) && !lstat_of(root / path)) continue;  // never arrived
     if (std::optional<std::string> reason = reason_to_keep(root, path)) {
       plan.kept.push_back({path, std::move(*reason)});
       continue;

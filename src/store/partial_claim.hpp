@@ -14,9 +14,9 @@
 namespace hfget::store {
 
 // Each download writes its own partial file, "<stem>.<owner>.hfget-partial" beside the file's shared name
-// "<stem>.hfget-partial", where <owner> is "<host>-<pid>-<random>" (util/process_owner.hpp). Two processes therefore never write the
-// same inode, even where file locks silently do nothing (NFS, Lustre): what one of them publishes cannot be
-// overwritten or truncated by the other. A later run resumes from a partial file whose owner is gone by
+// "<stem>.hfget-partial", where <owner> is "<host>-<pid>-<random>" (util/process_owner.hpp). Two processes therefore
+// never write the same inode, even where file locks silently do nothing (NFS, Lustre): what one of them publishes
+// cannot be overwritten or truncated by the other. A later run resumes from a partial file whose owner is gone by
 // claiming it — renaming it to its own name, which only one claimer can do.
 
 /// A partial file left beside `shared_name`, with its journal.

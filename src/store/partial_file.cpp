@@ -7,8 +7,8 @@
 
 #include <cerrno>
 
-#include "util/atomic_file.hpp"
 #include "store/read_blocks.hpp"
+#include "util/atomic_file.hpp"
 
 namespace hfget::store {
 

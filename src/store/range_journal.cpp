@@ -168,7 +168,8 @@ void RangeJournal::reset(std::optional<BodyValidator> validator) {
 
 void RangeJournal::persist() {
   std::string content = header();
-  for (const ByteRange& range : completed_) content += std::to_string(range.begin) + " " + std::to_string(range.end) + "\n";
+  for (const ByteRange& range : completed_)
+    content += std::to_string(range.begin) + " " + std::to_string(range.end) + "\n";
   util::write_file_atomically(path_, content, /*durable=*/false);
   append_fd_.reset(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
   if (!append_fd_.valid()) util::throw_file_error("cannot open", path_, errno);

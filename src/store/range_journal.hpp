@@ -75,7 +75,7 @@ class RangeJournal {
   std::string etag_;
   std::optional<BodyValidator> validator_;
   std::vector<ByteRange> completed_;  // sorted, disjoint, not adjacent
-  util::UniqueFd append_fd_;           // open after persist()
+  util::UniqueFd append_fd_;          // open after persist()
 };
 
 /// Adds `range` to the sorted, disjoint list `ranges`, merging overlaps and neighbours.

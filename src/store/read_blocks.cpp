@@ -32,7 +32,8 @@ void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::file
   const std::uint64_t length = end > begin ? end - begin : 0;
   // Not zeroed: pread overwrites what the consumer sees (a 4 MiB buffer per resumed file, 256 KiB per range
   // read back while downloading).
-  const auto size = static_cast<std::size_t>(std::clamp<std::uint64_t>(length, 1, std::max<std::size_t>(block_bytes, 1)));
+  const auto size =
+      static_cast<std::size_t>(std::clamp<std::uint64_t>(length, 1, std::max<std::size_t>(block_bytes, 1)));
   const auto buffer = std::make_unique_for_overwrite<std::byte[]>(size);
   ::posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(length), POSIX_FADV_SEQUENTIAL);
   if (read_through(fd, begin, end, {buffer.get(), size}, path, consumer) < end) {

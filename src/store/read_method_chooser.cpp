@@ -32,8 +32,7 @@ ReadMethod ReadMethodChooser::choose(std::uint64_t window_bytes) {
     // Tries, not measurements: two threads starting together then take one method each.
     method = mapped.tries <= copied.tries ? ReadMethod::kMapped : ReadMethod::kCopied;
   } else {
-    method = *copied.nanoseconds_per_byte < *mapped.nanoseconds_per_byte ? ReadMethod::kCopied
-                                                                         : ReadMethod::kMapped;
+    method = *copied.nanoseconds_per_byte < *mapped.nanoseconds_per_byte ? ReadMethod::kCopied : ReadMethod::kMapped;
     if (choices_ % kRecheckEvery == 0) method = other(method);
   }
   ++cost(method).tries;

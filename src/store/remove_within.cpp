@@ -33,10 +33,9 @@ void check_reached_through_directories(const std::filesystem::path& root, const 
       util::throw_file_error("cannot inspect", current, errno);
     }
     if (!S_ISDIR(info.st_mode)) {
-      throw Error(
-          ErrorCode::kInternal,
-          "refusing to remove " + path.string() + ": " + current.string() + " is a symlink or not a folder",
-          current);
+      throw Error(ErrorCode::kInternal,
+                  "refusing to remove " + path.string() + ": " + current.string() + " is a symlink or not a folder",
+                  current);
     }
   }
 }
@@ -67,8 +66,7 @@ std::uint64_t bytes_below(const std::filesystem::path& path) {
 
 std::uint64_t remove_within(const std::filesystem::path& root, const std::filesystem::path& path) {
   if (!is_strictly_within(root, path)) {
-    throw Error(ErrorCode::kInternal, "refusing to remove " + path.string() + ": not inside " + root.string(),
-                path);
+    throw Error(ErrorCode::kInternal, "refusing to remove " + path.string() + ": not inside " + root.string(), path);
   }
   check_reached_through_directories(root, path);
   const std::uint64_t bytes = bytes_below(path);
@@ -78,8 +76,7 @@ std::uint64_t remove_within(const std::filesystem::path& root, const std::filesy
   return bytes;
 }
 
-bool remove_empty_directory_within(const std::filesystem::path& root,
-                                   const std::filesystem::path& directory) {
+bool remove_empty_directory_within(const std::filesystem::path& root, const std::filesystem::path& directory) {
   if (!is_strictly_within(root, directory)) return false;
   check_reached_through_directories(root, directory);
   struct stat info {};

@@ -55,9 +55,8 @@ void validate_listing(const std::vector<RemoteFile>& files) {
   std::set<std::string_view> paths;
   for (const RemoteFile& file : files) {
     if (std::optional<std::string> reason = unsafe_path_reason(file.path)) {
-      throw Error(ErrorCode::kNetwork,
-                  fmt::format("the Hub listed an unsafe path '{}': {}; refusing to download", printable(file.path),
-                              *reason));
+      throw Error(ErrorCode::kNetwork, fmt::format("the Hub listed an unsafe path '{}': {}; refusing to download",
+                                                   printable(file.path), *reason));
     }
     if (!paths.insert(file.path).second) {
       throw Error(ErrorCode::kNetwork, fmt::format("the Hub listed '{}' twice", printable(file.path)));

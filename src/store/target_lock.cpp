@@ -18,7 +18,9 @@
 namespace hfget::store {
 namespace {
 
-std::filesystem::path lock_file(const std::filesystem::path& state_dir) { return state_dir / "download.lock"; }
+std::filesystem::path lock_file(const std::filesystem::path& state_dir) {
+  return state_dir / "download.lock";
+}
 
 std::optional<long> read_pid(int fd) {
   char text[32] = {};

@@ -3,13 +3,14 @@
 // items (newlines instead), ": " between key and value, non-ASCII escaped as \uXXXX (surrogate pairs above
 // the BMP), no trailing newline.
 #include "store/tree_cache.hpp"
-#include "store/repo_path.hpp"
-#include "store/json_record.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "store/json_record.hpp"
+#include "store/repo_path.hpp"
 
 namespace hfget::store {
 namespace {

@@ -246,7 +246,8 @@ std::vector<std::optional<Error>> ChunkScheduler::errors() const {
 
 std::size_t ChunkScheduler::files_fetched() const {
   std::lock_guard lock(mutex_);
-  return static_cast<std::size_t>(std::count_if(files_.begin(), files_.end(), [](const FileState& f) { return f.fetched; }));
+  return static_cast<std::size_t>(
+      std::count_if(files_.begin(), files_.end(), [](const FileState& f) { return f.fetched; }));
 }
 
 std::uint64_t ChunkScheduler::bytes_received() const {

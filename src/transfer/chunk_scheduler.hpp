@@ -2,9 +2,9 @@
 #pragma once
 
 #include <condition_variable>
-#include <functional>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -19,8 +19,8 @@
 namespace hfget::transfer {
 
 struct ChunkPlan {
-  std::size_t max_active_files = 12;    // files open at once (--max-workers)
-  std::uint64_t chunk_bytes = 32 << 20;  // a larger missing range is cut into chunks of this size
+  std::size_t max_active_files = 12;        // files open at once (--max-workers)
+  std::uint64_t chunk_bytes = 32 << 20;     // a larger missing range is cut into chunks of this size
   std::uint64_t min_split_bytes = 4 << 20;  // the tail is re-split while ranges this large remain
 };
 
@@ -57,23 +57,23 @@ class ChunkScheduler {
     std::optional<Error> error;
   };
 
-  void apply_refusals();                         // requires mutex_
-  RangeTask* take_queued(bool only_idle_files);  // requires mutex_
+  void apply_refusals();                                           // requires mutex_
+  RangeTask* take_queued(bool only_idle_files);                    // requires mutex_
   RangeTask* start_task(FileState& file, store::ByteRange range);  // requires mutex_
-  RangeTask* split_tail();                                          // requires mutex_
-  void queue_missing(FileState& file);                              // requires mutex_
+  RangeTask* split_tail();                                         // requires mutex_
+  void queue_missing(FileState& file);                             // requires mutex_
   void open_file(std::unique_lock<std::mutex>& lock, FileState& file);
   void finish_file(std::unique_lock<std::mutex>& lock, FileState& file);
   void start_over(std::unique_lock<std::mutex>& lock, FileState& file);  // the file changed on the server
-  void close_file(FileState& file);                                 // requires mutex_; the file is done
-  bool all_done() const;                                            // requires mutex_
+  void close_file(FileState& file);                                      // requires mutex_; the file is done
+  bool all_done() const;                                                 // requires mutex_
 
   ChunkPlan plan_;
   std::stop_token stop_;
   mutable std::mutex mutex_;
   std::condition_variable_any wake_;
   std::vector<FileState> files_;
-  std::list<RangeTask> tasks_;  // in flight; stable addresses
+  std::list<RangeTask> tasks_;    // in flight; stable addresses
   std::uint64_t generation_ = 0;  // bumped (and wake_ notified) whenever a waiting connection may find work
   std::size_t next_to_open_ = 0;
   // The files opened and not done yet, in the order they were opened: at most plan_.max_active_files, so

@@ -55,7 +55,6 @@ using transfer::open_layout;
 using transfer::plan_against_disk;
 using transfer::transport_settings;
 
-
 void validate_options(const DownloadOptions& options) {
   if (options.max_workers < 1 || options.max_workers > 256) {
     throw Error(ErrorCode::kUsage, "--max-workers must be between 1 and 256");
@@ -90,7 +89,6 @@ int severity(ErrorCode code) {
   }
   return 10;
 }
-
 
 // The checks of `hfget verify` on what was just downloaded, without re-reading the bytes: each was hashed
 // on arrival, and files found complete were trusted by size and recorded etag, as a re-run must be cheap.
@@ -132,10 +130,10 @@ VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFi
 [[noreturn]] void throw_worst(const std::vector<std::optional<Error>>& errors, const std::optional<Error>& stop_cause) {
   if (stop_cause) {
     const auto others = std::count_if(errors.begin(), errors.end(), [](const auto& e) { return e.has_value(); });
-    throw Error(stop_cause->code(),
-                fmt::format("{} ({} file(s) not finished; free space and run again to resume)", stop_cause->what(),
-                            others),
-                stop_cause->file());
+    throw Error(
+        stop_cause->code(),
+        fmt::format("{} ({} file(s) not finished; free space and run again to resume)", stop_cause->what(), others),
+        stop_cause->file());
   }
   const std::optional<Error>* worst = nullptr;
   std::size_t failed = 0;
@@ -146,7 +144,8 @@ VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFi
   }
   const Error& chosen = **worst;
   if (failed == 1 || chosen.code() == ErrorCode::kInterrupted) throw chosen;
-  throw Error(chosen.code(), fmt::format("{} (and {} more file(s) failed; run again to resume)", chosen.what(), failed - 1),
+  throw Error(chosen.code(),
+              fmt::format("{} (and {} more file(s) failed; run again to resume)", chosen.what(), failed - 1),
               chosen.file());
 }
 
@@ -194,9 +193,9 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   validate_options(options);
   if (options.offline) return transfer::offline_snapshot(options);
 
-  hub::HubClient hub({options.endpoint, options.token, transport_settings(options), options.max_attempts,
-                      options.retry_base_delay},
-                     stop);
+  hub::HubClient hub(
+      {options.endpoint, options.token, transport_settings(options), options.max_attempts, options.retry_base_delay},
+      stop);
 
   // Pin the revision first, so that a push during the download cannot mix two commits.
   Snapshot snapshot;
@@ -251,7 +250,8 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   }
   progress.on_plan(summary);
 
-  transfer::FetchResults fetched = transfer::fetch_all(report.files, options, snapshot.commit, report.bytes_to_fetch, *layout, progress, stop);
+  transfer::FetchResults fetched =
+      transfer::fetch_all(report.files, options, snapshot.commit, report.bytes_to_fetch, *layout, progress, stop);
   report.bytes_received = fetched.bytes_received;
   report.files_fetched = fetched.files_fetched;
   report.elapsed = std::chrono::steady_clock::now() - started;

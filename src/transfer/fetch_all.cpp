@@ -35,12 +35,12 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);
   // A split costs what the server already sent past the middle (up to a socket buffer, MBs on a fast
   // link): only ranges with at least half a chunk (and 4 MiB) left are worth splitting.
-  transfer::ChunkScheduler scheduler(std::move(jobs),
-                                     {static_cast<std::size_t>(options.max_workers), chunk_bytes,
-                                      std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)},
-                                     stop.get_token());
-  const transfer::FetchSettings settings{options.endpoint, &options.token, options.repo, commit,
-                                         options.max_attempts, options.retry_base_delay};
+  transfer::ChunkScheduler scheduler(
+      std::move(jobs),
+      {static_cast<std::size_t>(options.max_workers), chunk_bytes, std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)},
+      stop.get_token());
+  const transfer::FetchSettings settings{options.endpoint, &options.token,       options.repo,
+                                         commit,           options.max_attempts, options.retry_base_delay};
   std::mutex stop_cause_mutex;
   const auto connection = [&] {
     transfer::RangeFetcher fetcher(settings, progress, transport_settings(options), stop.get_token());
@@ -77,7 +77,8 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   const std::vector<std::optional<Error>> errors = scheduler.errors();
   for (std::size_t k = 0; k < todo.size(); ++k) {
     results.errors[todo[k]] = errors[k];
-    if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted) progress.on_file_failed(plan[todo[k]].file, *errors[k]);
+    if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted)
+      progress.on_file_failed(plan[todo[k]].file, *errors[k]);
   }
   if (stop.stop_requested()) {
     // Stopped by a signal: files never started carry no error of their own, the run was interrupted.

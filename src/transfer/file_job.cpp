@@ -117,8 +117,8 @@ FileJob::Outcome FileJob::finish() {
     progress_.on_file_done(file_);
     return Outcome::kPublished;
   }
-  const std::string mismatch =
-      fmt::format("{}: {} mismatch: expected {}, got {}", file_.path, hasher_->algorithm(), hasher_->expected(), actual);
+  const std::string mismatch = fmt::format("{}: {} mismatch: expected {}, got {}", file_.path, hasher_->algorithm(),
+                                           hasher_->expected(), actual);
   discard_bytes_written();
   journal_->reset(journal_->validator());
   if (++pass_ > 2) {
@@ -150,8 +150,9 @@ bool FileJob::accept_validator(const std::string& origin, const std::string* eta
   }
   if (recorded->etag == *etag) return true;
   changed_to_ = store::BodyValidator{origin, *etag};
-  spdlog::warn("{}: the file changed on the server (ETag {}, now {}); starting it over instead of splicing two versions",
-               file_.path, recorded->etag, *etag);
+  spdlog::warn(
+      "{}: the file changed on the server (ETag {}, now {}); starting it over instead of splicing two versions",
+      file_.path, recorded->etag, *etag);
   return false;
 }
 

@@ -74,8 +74,8 @@ class FileJob {
 
   /// What a connection about to fetch a range of an LFS file should do about the CDN URL.
   struct UrlLease {
-    std::string cdn_url;        // use it; empty: ask the Hub
-    bool resolving = false;     // this connection asks the Hub for the file; call resolve_finished() after
+    std::string cdn_url;     // use it; empty: ask the Hub
+    bool resolving = false;  // this connection asks the Hub for the file; call resolve_finished() after
   };
   /// The shared CDN URL; or, when there is none, the task of resolving it — unless another connection is
   /// asking the Hub right now: then waits (at most a few seconds, or until `stop`) for its answer. One
@@ -95,9 +95,9 @@ class FileJob {
 
  private:
   void record(store::ByteRange range, std::span<const std::byte> written);  // requires mutex_
-  void advance_hash();          // requires mutex_
-  void start_writeback();       // requires mutex_
-  void discard_bytes_written();  // requires mutex_
+  void advance_hash();                                                      // requires mutex_
+  void start_writeback();                                                   // requires mutex_
+  void discard_bytes_written();                                             // requires mutex_
 
   RemoteFile file_;
   store::Layout& layout_;

@@ -31,14 +31,16 @@ DownloadReport offline_snapshot(const DownloadOptions& options) {
       options.local_dir ? store::recorded_listing_in_local_dir(*options.local_dir, *commit)
                         : store::recorded_listing_in_cache(options.cache_dir, options.repo, *commit);
   if (!listing) {
-    throw Error(ErrorCode::kNetwork, "offline mode (HF_HUB_OFFLINE): no file listing was recorded for commit " + *commit);
+    throw Error(ErrorCode::kNetwork,
+                "offline mode (HF_HUB_OFFLINE): no file listing was recorded for commit " + *commit);
   }
   const std::unique_ptr<store::Layout> layout = open_layout(options, *commit);
   DownloadReport report;
   report.commit = *commit;
   report.snapshot_path = layout->snapshot_path();
   report.files = plan_against_disk(transfer::select_files(*listing, options.selection), *layout);
-  const auto missing = std::count_if(report.files.begin(), report.files.end(), [](const PlannedFile& f) { return !f.complete; });
+  const auto missing =
+      std::count_if(report.files.begin(), report.files.end(), [](const PlannedFile& f) { return !f.complete; });
   if (missing > 0) {
     throw Error(ErrorCode::kNetwork, fmt::format("offline mode (HF_HUB_OFFLINE): {} file(s) of commit {} are not "
                                                  "complete on disk",

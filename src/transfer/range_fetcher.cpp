@@ -32,8 +32,7 @@ constexpr std::size_t kBatchBytes = 128 << 10;
 // round trips, and a kill -9 still loses only what was in flight.
 class RangeSink final : public http::BodySink {
  public:
-  RangeSink(RangeTask& task, std::vector<std::byte>& batch)
-      : task_(task), file_(task.job->file()), batch_(batch) {
+  RangeSink(RangeTask& task, std::vector<std::byte>& batch) : task_(task), file_(task.job->file()), batch_(batch) {
     batch_.clear();
   }
 
@@ -88,7 +87,8 @@ class RangeSink final : public http::BodySink {
     } emptied{batch_};
     const std::uint64_t position = task_.position;
     const std::uint64_t end = task_.end;  // may have been lowered by a split meanwhile
-    const auto length = static_cast<std::size_t>(std::min<std::uint64_t>(end > position ? end - position : 0, batch_.size()));
+    const auto length =
+        static_cast<std::size_t>(std::min<std::uint64_t>(end > position ? end - position : 0, batch_.size()));
     if (length == 0) return;
     const std::span<const std::byte> bytes(batch_.data(), length);
     try {
@@ -189,7 +189,8 @@ void RangeFetcher::fetch(RangeTask& task) {
         spec.range_from = task.position.load();
         spec.range_last = task.end.load() - 1;
         // A server whose file changed answers with the whole new file instead of splicing old and new.
-        if (const std::optional<std::string> etag = job.if_range_for(origin)) spec.extra_headers = {"If-Range: " + *etag};
+        if (const std::optional<std::string> etag = job.if_range_for(origin))
+          spec.extra_headers = {"If-Range: " + *etag};
       }
       sink.set_origin(origin);
       if (http::same_origin(url, settings_.endpoint)) spec.bearer_token = settings_.token;
@@ -200,8 +201,9 @@ void RangeFetcher::fetch(RangeTask& task) {
         throw;
       }
       sink.flush();
-      spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path, http::same_origin(url, settings_.endpoint) ? url : "CDN",
-                    spec.range_from.value_or(0), spec.range_last.value_or(0), describe(response));
+      spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path,
+                    http::same_origin(url, settings_.endpoint) ? url : "CDN", spec.range_from.value_or(0),
+                    spec.range_last.value_or(0), describe(response));
       const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
                                response.status < 400 && !response.redirect_url.empty();
       if (!is_redirect) break;
@@ -223,8 +225,8 @@ void RangeFetcher::fetch(RangeTask& task) {
     }
     // The scheduler stops the file's other ranges and starts it over; nothing of this answer was written.
     if (sink.file_changed() || job.restart_requested()) return;
-    const bool answered = response.failure == http::TransportFailure::kNone ||
-                          response.failure == http::TransportFailure::kStoppedBySink;
+    const bool answered =
+        response.failure == http::TransportFailure::kNone || response.failure == http::TransportFailure::kStoppedBySink;
     const bool success = answered && response.status >= 200 && response.status < 300 && !sink.rejection();
     if (success && task.position >= task.end) return;
     if (task.cancelled) return;
@@ -238,8 +240,7 @@ void RangeFetcher::fetch(RangeTask& task) {
       reason = fmt::format("the body ended at byte {} of {}", task.position.load(), file.size);
       attempt = {http::TransportFailure::kConnectionLost, 0};
     } else if (answered && !http::same_origin(url, settings_.endpoint) &&
-               (response.status == 401 || response.status == 403 || response.status == 404 ||
-                response.status == 410)) {
+               (response.status == 401 || response.status == 403 || response.status == 404 || response.status == 410)) {
       // An expired or revoked signed URL, whether shared or fresh from this very redirect: the Hub granted
       // access, so ask it for a new one (and give up as a network failure, never as "access denied").
       reason = fmt::format("the CDN refused the signed URL (HTTP {}); resolving it again", response.status);

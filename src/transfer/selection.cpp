@@ -28,7 +28,9 @@ bool matches_any(const std::vector<std::string>& patterns, const std::string& pa
                      [&](const std::string& pattern) { return util::fnmatch_case(pattern, path); });
 }
 
-bool is_literal(const std::string& pattern) { return pattern.find_first_of("*?[") == std::string::npos; }
+bool is_literal(const std::string& pattern) {
+  return pattern.find_first_of("*?[") == std::string::npos;
+}
 
 }  // namespace
 
@@ -41,8 +43,8 @@ std::vector<RemoteFile> select_files(const std::vector<RemoteFile>& listing, con
   for (const std::string& wanted : selection.files) {
     const std::string pattern = normalise_pattern(wanted);
     if (!is_literal(pattern)) continue;
-    const bool present = std::any_of(listing.begin(), listing.end(),
-                                     [&](const RemoteFile& file) { return file.path == pattern; });
+    const bool present =
+        std::any_of(listing.begin(), listing.end(), [&](const RemoteFile& file) { return file.path == pattern; });
     if (!present) throw Error(ErrorCode::kFileNotFound, "file '" + wanted + "' is not in the repo", wanted);
   }
 

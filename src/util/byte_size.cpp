@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "util/byte_size.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <string>
 #include <utility>
-#include <fmt/format.h>
 
 namespace hfget::util {
 namespace {
@@ -51,8 +52,18 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
   std::string unit(text.substr(digits));
   for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   static const std::array<std::pair<std::string_view, double>, 13> kUnits{{
-      {"", 1.0}, {"b", 1.0}, {"k", 1024.0}, {"kb", 1e3}, {"kib", 1024.0}, {"m", 1048576.0}, {"mb", 1e6},
-      {"mib", 1048576.0}, {"g", 1073741824.0}, {"gb", 1e9}, {"gib", 1073741824.0}, {"t", 1099511627776.0},
+      {"", 1.0},
+      {"b", 1.0},
+      {"k", 1024.0},
+      {"kb", 1e3},
+      {"kib", 1024.0},
+      {"m", 1048576.0},
+      {"mb", 1e6},
+      {"mib", 1048576.0},
+      {"g", 1073741824.0},
+      {"gb", 1e9},
+      {"gib", 1073741824.0},
+      {"t", 1099511627776.0},
       {"tib", 1099511627776.0},
   }};
   for (const auto& [name, scale] : kUnits) {

@@ -38,7 +38,9 @@ std::string expand_user(const std::string& text) {
   return *home + text.substr(1);
 }
 
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
 
 std::string expand_vars(const std::string& text) {
   std::string out;

@@ -54,16 +54,14 @@ void on_sigbus(int signal_number, siginfo_t* info, void* /*ucontext*/) {
 void install_handler() {
   // Read the old disposition first, so that it is in place before the handler can run on any thread.
   if (::sigaction(SIGBUS, nullptr, &g_previous_action) != 0) {
-    throw Error(ErrorCode::kInternal,
-                fmt::format("cannot read the SIGBUS disposition: {}", std::strerror(errno)));
+    throw Error(ErrorCode::kInternal, fmt::format("cannot read the SIGBUS disposition: {}", std::strerror(errno)));
   }
   struct sigaction action {};
   action.sa_sigaction = on_sigbus;
   action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   if (::sigaction(SIGBUS, &action, nullptr) != 0) {
-    throw Error(ErrorCode::kInternal,
-                fmt::format("cannot install the SIGBUS handler: {}", std::strerror(errno)));
+    throw Error(ErrorCode::kInternal, fmt::format("cannot install the SIGBUS handler: {}", std::strerror(errno)));
   }
 }
 

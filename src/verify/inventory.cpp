@@ -32,7 +32,8 @@ std::string blob_link_problem(const std::filesystem::path& link, const std::stri
   if (length < 0) return {};  // a real file instead of a link (e.g. HF_HUB_DISABLE_SYMLINKS): judged by its bytes
   const std::filesystem::path target_path(std::string(target, static_cast<std::size_t>(length)));
   if (target_path.filename() != expected_etag) {
-    return "the snapshot link points to blob " + target_path.filename().string() + ", the listing says " + expected_etag;
+    return "the snapshot link points to blob " + target_path.filename().string() + ", the listing says " +
+           expected_etag;
   }
   return {};
 }

@@ -2,13 +2,14 @@
 // The files a model needs besides its weights. A download that lost tokenizer.json looks complete to
 // `du` and `ls | wc -l` and fails only when the model is loaded; these checks catch it at download time.
 #include "verify/model_files.hpp"
-#include "util/read_text_file.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
+
+#include "util/read_text_file.hpp"
 
 namespace hfget::verify {
 namespace {
@@ -33,8 +34,8 @@ bool in_tokenizer_folder(const std::string& path, std::string& name) {
 }
 
 bool is_tokenizer_payload(const std::string& name) {
-  static constexpr std::array<std::string_view, 7> kNames{"tokenizer.json",        "tokenizer.model", "tiktoken.model",
-                                                          "spiece.model",          "vocab.txt",       "vocab.json",
+  static constexpr std::array<std::string_view, 7> kNames{"tokenizer.json",         "tokenizer.model", "tiktoken.model",
+                                                          "spiece.model",           "vocab.txt",       "vocab.json",
                                                           "sentencepiece.bpe.model"};
   if (std::find(kNames.begin(), kNames.end(), name) != kNames.end()) return true;
   return name.size() > 9 && name.substr(name.size() - 9) == ".tiktoken";
@@ -65,7 +66,8 @@ CheckResult absent_upstream(const char* check, const char* allow_name, const std
     return {check, CheckStatus::kSkip, what + " (allowed by --allow-missing " + allow_name + ")"};
   }
   if (!settings.absent_upstream_fails) return {check, CheckStatus::kSkip, "warning: " + what};
-  return {check, CheckStatus::kFail, what + " (use --allow-missing " + std::string(allow_name) + " if that is expected)"};
+  return {check, CheckStatus::kFail,
+          what + " (use --allow-missing " + std::string(allow_name) + " if that is expected)"};
 }
 
 }  // namespace
@@ -75,7 +77,8 @@ CheckResult check_config(const SnapshotOnDisk& snapshot, const Inventory& invent
   if (snapshot.repo_type != RepoType::kModel) return {"config", CheckStatus::kSkip, "not a model repo"};
   for (const char* name : {"config.json", "model_index.json"}) {
     if (inventory.is_present(name)) {
-      if (is_valid_json_file(snapshot.root / name)) return {"config", CheckStatus::kPass, std::string(name) + " is valid JSON"};
+      if (is_valid_json_file(snapshot.root / name))
+        return {"config", CheckStatus::kPass, std::string(name) + " is valid JSON"};
       report.problems.push_back({name, "config", "not valid JSON"});
       return {"config", CheckStatus::kFail, std::string(name) + " is not valid JSON"};
     }

@@ -25,7 +25,9 @@ namespace {
 // The reference implementation refuses headers above 100 MB; so do we, before allocating anything.
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
-HeaderCheck failure(std::string problem) { return HeaderCheck{std::nullopt, std::move(problem)}; }
+HeaderCheck failure(std::string problem) {
+  return HeaderCheck{std::nullopt, std::move(problem)};
+}
 
 bool checked_multiply(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   return !__builtin_mul_overflow(a, b, &out);
@@ -49,7 +51,8 @@ std::optional<std::string> parse_tensor(const std::string& name, const nlohmann:
 
   std::uint64_t elements = 1;
   for (const nlohmann::json& dimension : *shape) {
-    if (!dimension.is_number_unsigned()) return fmt::format("tensor '{}' has a negative or non-integer dimension", name);
+    if (!dimension.is_number_unsigned())
+      return fmt::format("tensor '{}' has a negative or non-integer dimension", name);
     tensor.shape.push_back(dimension.get<std::uint64_t>());
     if (!checked_multiply(elements, tensor.shape.back(), elements)) {
       return fmt::format("tensor '{}' has a shape too large to address", name);
@@ -78,11 +81,10 @@ std::optional<unsigned> dtype_bits(std::string_view dtype) {
     unsigned bits;
   };
   static constexpr std::array<Entry, 22> kDtypes{{
-      {"BOOL", 8},     {"U8", 8},       {"I8", 8},       {"F8_E5M2", 8},  {"F8_E4M3", 8},
-      {"F8_E8M0", 8},  {"I16", 16},     {"U16", 16},     {"F16", 16},     {"BF16", 16},
-      {"I32", 32},     {"U32", 32},     {"F32", 32},     {"I64", 64},     {"U64", 64},
-      {"F64", 64},     {"C64", 64},     {"F4", 4},       {"F6_E2M3", 6},  {"F6_E3M2", 6},
-      {"E8M0", 8},     {"C128", 128},
+      {"BOOL", 8},    {"U8", 8},      {"I8", 8},   {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8},
+      {"I16", 16},    {"U16", 16},    {"F16", 16}, {"BF16", 16},   {"I32", 32},    {"U32", 32},
+      {"F32", 32},    {"I64", 64},    {"U64", 64}, {"F64", 64},    {"C64", 64},    {"F4", 4},
+      {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"E8M0", 8}, {"C128", 128},
   }};
   for (const Entry& entry : kDtypes) {
     if (entry.name == dtype) return entry.bits;
@@ -92,7 +94,8 @@ std::optional<unsigned> dtype_bits(std::string_view dtype) {
 
 HeaderCheck check_safetensors_header(std::uint64_t header_length, std::string_view header_json,
                                      std::uint64_t file_size) {
-  if (file_size < 8) return failure(fmt::format("truncated: {} bytes, shorter than the 8-byte header length", file_size));
+  if (file_size < 8)
+    return failure(fmt::format("truncated: {} bytes, shorter than the 8-byte header length", file_size));
   if (header_length > kMaxHeaderBytes) return failure(fmt::format("header length {} is implausible", header_length));
   if (header_length > file_size - 8) {
     return failure(fmt::format("truncated header: it claims {} bytes but the file has only {} after the prefix",

@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "verify/shard_index.hpp"
 #include "util/read_text_file.hpp"
+#include "verify/shard_index.hpp"
 
 namespace hfget::verify {
 namespace {
@@ -142,8 +142,9 @@ CheckResult check_shard_sets(const std::filesystem::path& root, const Inventory&
   std::string detail;
   for (const std::string& summary : summaries) detail += (detail.empty() ? "" : "; ") + summary;
   if (report.problems.size() != problems_before) {
-    return {"shard_set", CheckStatus::kFail,
-            fmt::format("{} problem(s){}{}", report.problems.size() - problems_before, detail.empty() ? "" : "; ", detail)};
+    return {
+        "shard_set", CheckStatus::kFail,
+        fmt::format("{} problem(s){}{}", report.problems.size() - problems_before, detail.empty() ? "" : "; ", detail)};
   }
   return {"shard_set", CheckStatus::kPass, detail};
 }
@@ -173,9 +174,9 @@ CheckResult check_safetensors_headers(const std::filesystem::path& root, const I
       for (const TensorInfo& tensor : header->second.header->tensors) actual.insert(tensor.name);
       for (const std::string& tensor : wanted) {
         if (actual.count(tensor) == 0) {
-          report.problems.push_back({shard, "safetensors_headers",
-                                     fmt::format("tensor '{}' is mapped to this shard by {} but not in its header",
-                                                 tensor, loaded.path)});
+          report.problems.push_back(
+              {shard, "safetensors_headers",
+               fmt::format("tensor '{}' is mapped to this shard by {} but not in its header", tensor, loaded.path)});
         }
       }
       for (const std::string& tensor : actual) {

@@ -49,7 +49,8 @@ ShardIndexParse parse_shard_index(std::string_view json_text) {
 }
 
 std::optional<ShardName> parse_shard_name(std::string_view file_name) {
-  const std::size_t dot = file_name.find('.', file_name.rfind("-of-") == std::string_view::npos ? 0 : file_name.rfind("-of-"));
+  const std::size_t dot =
+      file_name.find('.', file_name.rfind("-of-") == std::string_view::npos ? 0 : file_name.rfind("-of-"));
   if (dot == std::string_view::npos) return std::nullopt;
   const std::string_view base = file_name.substr(0, dot);
   const std::string_view extension = file_name.substr(dot);

@@ -11,7 +11,7 @@ namespace hfget::verify {
 
 /// `model.safetensors.index.json` (or `pytorch_model.bin.index.json`): which shard holds each tensor.
 struct ShardIndex {
-  std::optional<std::uint64_t> total_size;       // metadata.total_size, when given
+  std::optional<std::uint64_t> total_size;        // metadata.total_size, when given
   std::map<std::string, std::string> weight_map;  // tensor → shard file name, relative to the index's folder
 };
 

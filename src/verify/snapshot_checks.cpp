@@ -51,17 +51,19 @@ CheckResult check_sizes(const Inventory& inventory, VerifyReport& report) {
     report.bytes_expected += file.remote->size;
     if (file.present && file.size_on_disk != file.remote->size) {
       ++wrong;
-      report.problems.push_back({file.path, "sizes",
-                                 fmt::format("size {} != {} bytes expected ({} too {})", file.size_on_disk,
-                                             file.remote->size,
-                                             util::format_bytes_both(file.size_on_disk < file.remote->size
-                                                                         ? file.remote->size - file.size_on_disk
-                                                                         : file.size_on_disk - file.remote->size),
-                                             file.size_on_disk < file.remote->size ? "short" : "long")});
+      report.problems.push_back(
+          {file.path, "sizes",
+           fmt::format(
+               "size {} != {} bytes expected ({} too {})", file.size_on_disk, file.remote->size,
+               util::format_bytes_both(file.size_on_disk < file.remote->size ? file.remote->size - file.size_on_disk
+                                                                             : file.size_on_disk - file.remote->size),
+               file.size_on_disk < file.remote->size ? "short" : "long")});
     }
   }
-  const std::string total = fmt::format("{} bytes = {}", report.bytes_expected, util::format_bytes_both(report.bytes_expected));
-  if (wrong > 0) return {"sizes", CheckStatus::kFail, fmt::format("{} file(s) of the wrong size; expected {}", wrong, total)};
+  const std::string total =
+      fmt::format("{} bytes = {}", report.bytes_expected, util::format_bytes_both(report.bytes_expected));
+  if (wrong > 0)
+    return {"sizes", CheckStatus::kFail, fmt::format("{} file(s) of the wrong size; expected {}", wrong, total)};
   return {"sizes", CheckStatus::kPass, total};
 }
 
@@ -72,7 +74,8 @@ CheckResult check_hashes(const SnapshotOnDisk& snapshot, const Inventory& invent
   std::vector<HashJob> jobs;
   for (const ExpectedFile& file : inventory.expected) {
     // A missing or wrong-sized file already failed; reading it would only cost time.
-    if (file.present && file.size_on_disk == file.remote->size) jobs.push_back({snapshot.root / file.path, *file.remote});
+    if (file.present && file.size_on_disk == file.remote->size)
+      jobs.push_back({snapshot.root / file.path, *file.remote});
   }
   const std::vector<HashOutcome> outcomes = hash_files(jobs, settings.jobs, report.bytes_hashed, std::move(stop));
   report.hashed = true;

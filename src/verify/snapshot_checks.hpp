@@ -15,12 +15,12 @@ namespace hfget::verify {
 
 /// What the checks need to know about a snapshot on disk, however it was found.
 struct SnapshotOnDisk {
-  std::filesystem::path root;                // where repo paths resolve (snapshots/<commit> or the local dir)
+  std::filesystem::path root;  // where repo paths resolve (snapshots/<commit> or the local dir)
   RepoType repo_type = RepoType::kModel;
   std::string commit;
   std::optional<std::vector<RemoteFile>> listing;  // every file of the commit; nullopt if nothing recorded
   std::optional<std::set<std::string>> selected;   // what the download selected; nullopt = everything listed
-  bool is_cache_snapshot = false;            // snapshot entries are symlinks named after their blob
+  bool is_cache_snapshot = false;                  // snapshot entries are symlinks named after their blob
 };
 
 struct CheckSettings {

@@ -27,7 +27,8 @@ std::string_view to_string(CheckStatus status) noexcept {
 }
 
 bool VerifyReport::ok() const noexcept {
-  return std::none_of(checks.begin(), checks.end(), [](const CheckResult& c) { return c.status == CheckStatus::kFail; });
+  return std::none_of(checks.begin(), checks.end(),
+                      [](const CheckResult& c) { return c.status == CheckStatus::kFail; });
 }
 
 namespace {
@@ -36,13 +37,15 @@ std::string find_commit(const VerifyOptions& options) {
   if (options.local_dir) {
     if (hub::is_commit_id(options.revision)) return options.revision;
     if (std::optional<std::string> commit = store::recorded_commit_in_local_dir(*options.local_dir)) return *commit;
-    throw Error(ErrorCode::kRevisionNotFound,
-                fmt::format("'{}' holds no record of a download (no .cache/huggingface/trees/<commit>.json, or several); "
-                            "pass --revision <commit>",
-                            options.local_dir->string()));
+    throw Error(
+        ErrorCode::kRevisionNotFound,
+        fmt::format("'{}' holds no record of a download (no .cache/huggingface/trees/<commit>.json, or several); "
+                    "pass --revision <commit>",
+                    options.local_dir->string()));
   }
   if (hub::is_commit_id(options.revision)) return options.revision;
-  std::optional<std::string> commit = store::recorded_commit_in_cache(options.cache_dir, options.repo, options.revision);
+  std::optional<std::string> commit =
+      store::recorded_commit_in_cache(options.cache_dir, options.repo, options.revision);
   if (!commit || !hub::is_commit_id(*commit)) {
     const std::filesystem::path repo_dir = options.cache_dir / cache_folder_name(options.repo);
     if (!std::filesystem::exists(repo_dir)) {
@@ -80,9 +83,9 @@ VerifyReport verify_snapshot(const VerifyOptions& options, std::stop_token stop)
     hub::HubClient hub({options.endpoint, options.token, {}, 8, options.retry_base_delay}, stop);
     snapshot.listing = hub.list_files(options.repo, snapshot.commit);
   }
-  const std::filesystem::path record_path = options.local_dir
-                                                ? store::record_path_in_local_dir(*options.local_dir, snapshot.commit)
-                                                : store::record_path_in_cache(options.cache_dir, options.repo, snapshot.commit);
+  const std::filesystem::path record_path =
+      options.local_dir ? store::record_path_in_local_dir(*options.local_dir, snapshot.commit)
+                        : store::record_path_in_cache(options.cache_dir, options.repo, snapshot.commit);
   if (std::optional<store::DownloadRecord> record = store::read_download_record(record_path)) {
     snapshot.selected = std::set<std::string>(record->selected.begin(), record->selected.end());
   }

@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <string_view>
 
-#define HFGET_FUZZ_CHECK(condition)                                                                \
-  do {                                                                                             \
-    if (!(condition)) {                                                                            \
+#define HFGET_FUZZ_CHECK(condition)                                                               \
+  do {                                                                                            \
+    if (!(condition)) {                                                                           \
       std::fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n", __FILE__, __LINE__, #condition); \
-      std::abort();                                                                                \
-    }                                                                                              \
+      std::abort();                                                                               \
+    }                                                                                             \
   } while (false)
 
 namespace hfget::fuzz {

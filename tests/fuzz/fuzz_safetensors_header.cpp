@@ -39,10 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint64_t file_size = data_length > kMax - 8 - json.size() ? kMax : 8 + json.size() + data_length;
   try {
     check(json.size(), json, file_size);
-    check(json.size(), json, 8 + json.size());              // no data region
-    check(data_length, json, file_size);                    // a length prefix that disagrees with the text
-    check(json.size() + 1, json, file_size);                // truncated header
-    check(json.size(), json, data_length);                  // a file smaller than it says
+    check(json.size(), json, 8 + json.size());  // no data region
+    check(data_length, json, file_size);        // a length prefix that disagrees with the text
+    check(json.size() + 1, json, file_size);    // truncated header
+    check(json.size(), json, data_length);      // a file smaller than it says
   } catch (const hfget::Error&) {
   }
   return 0;

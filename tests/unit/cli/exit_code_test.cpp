@@ -68,7 +68,8 @@ TEST(ExitCodeFor, EveryErrorCodeIsDocumentedWithItsNumberAndName) {
 TEST(ExitCodeFor, EveryDocumentedKindExists) {
   std::set<std::string> names = {"success"};
   for (const ErrorCode code : all_error_codes()) names.insert(std::string(to_string(code)));
-  for (const Row& row : exit_code_table()) EXPECT_EQ(names.count(row.kind), 1U) << "| " << row.code << " | " << row.kind;
+  for (const Row& row : exit_code_table())
+    EXPECT_EQ(names.count(row.kind), 1U) << "| " << row.code << " | " << row.kind;
 }
 
 TEST(ExitCodeFor, SuccessIsZeroAndDocumented) {

@@ -15,8 +15,8 @@ std::vector<RemoteFile> files(const std::vector<std::string>& paths) {
 
 TEST(ShardSets, GroupsShardsByNameAndTiesTheirIndex) {
   const std::vector<RemoteFile> listing =
-      files({"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
-             "model-00003-of-00003.safetensors", "model.safetensors.index.json", "config.json"});
+      files({"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors",
+             "model.safetensors.index.json", "config.json"});
   const std::vector<ShardSet> sets = find_shard_sets(listing, files({"model-00001-of-00003.safetensors"}));
   ASSERT_EQ(sets.size(), 1u);
   EXPECT_EQ(sets[0].pattern, "model-*-of-00003.safetensors");
@@ -28,9 +28,8 @@ TEST(ShardSets, GroupsShardsByNameAndTiesTheirIndex) {
 
 TEST(ShardSets, KeepsFoldersAndFormatsApartAndSeesAMissingShard) {
   const std::vector<RemoteFile> listing =
-      files({"pytorch_model-00001-of-00002.bin", "pytorch_model.bin.index.json",
-             "sub/model-00001-of-00002.safetensors", "sub/model-00002-of-00002.safetensors",
-             "sub/model.safetensors.index.json"});
+      files({"pytorch_model-00001-of-00002.bin", "pytorch_model.bin.index.json", "sub/model-00001-of-00002.safetensors",
+             "sub/model-00002-of-00002.safetensors", "sub/model.safetensors.index.json"});
   const std::vector<ShardSet> sets = find_shard_sets(listing, listing);
   ASSERT_EQ(sets.size(), 2u);
   EXPECT_EQ(sets[0].pattern, "pytorch_model-*-of-00002.bin");

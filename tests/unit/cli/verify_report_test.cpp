@@ -12,7 +12,8 @@ namespace {
 std::string last_line(const std::string& text) {
   const std::size_t end = text.find_last_not_of('\n');
   const std::size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
 
 VerifyReport hashed_report() {

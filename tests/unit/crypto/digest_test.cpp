@@ -10,7 +10,9 @@
 namespace hfget::crypto {
 namespace {
 
-std::span<const std::byte> bytes_of(std::string_view text) { return std::as_bytes(std::span(text.data(), text.size())); }
+std::span<const std::byte> bytes_of(std::string_view text) {
+  return std::as_bytes(std::span(text.data(), text.size()));
+}
 
 std::string sha256_hex(std::string_view text) {
   Digest digest = Digest::sha256();

@@ -30,18 +30,18 @@ TEST(ParseContentRange, RejectsMalformedValues) {
            "",
            "bytes",
            "bytes ",
-           "bytes */1000",        // unsatisfied-range form (416)
-           "items 0-1/2",         // other unit
-           "bytes 0-1",           // no complete length
-           "bytes 0/1-2",         // '/' before '-'
-           "bytes -1-2/3",        // negative
+           "bytes */1000",  // unsatisfied-range form (416)
+           "items 0-1/2",   // other unit
+           "bytes 0-1",     // no complete length
+           "bytes 0/1-2",   // '/' before '-'
+           "bytes -1-2/3",  // negative
            "bytes 1--2/3",
-           "bytes 0-1/2x",        // trailing junk
+           "bytes 0-1/2x",  // trailing junk
            "bytes 0x1-2/3",
            "bytes a-b/c",
            "bytes 0-99999999999999999999/100000000000000000000",  // overflow
-           "bytes 200-100/1000",  // first after last
-           "bytes 0-1000/1000",   // last past the end
+           "bytes 200-100/1000",                                  // first after last
+           "bytes 0-1000/1000",                                   // last past the end
            "bytes 0-0/0",
        }) {
     EXPECT_FALSE(parse_content_range(value)) << '"' << value << '"';

@@ -80,8 +80,8 @@ TEST(ParseRetryAfter, CapsHostileValuesAtFiveMinutes) {
 }
 
 TEST(ParseRetryAfter, IgnoresJunkNegativesAndHttpDates) {
-  for (const char* value : {"", "   ", "-1", "+5", "1.5", "5s", "soon", "0x10", "99999999999",
-                            "Wed, 21 Oct 2015 07:28:00 GMT"}) {
+  for (const char* value :
+       {"", "   ", "-1", "+5", "1.5", "5s", "soon", "0x10", "99999999999", "Wed, 21 Oct 2015 07:28:00 GMT"}) {
     EXPECT_EQ(parse_retry_after(value), std::nullopt) << '"' << value << '"';
   }
 }

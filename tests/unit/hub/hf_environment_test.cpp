@@ -28,10 +28,10 @@ TEST(CleanToken, RemovesLineBreaksAnywhereAndStripsSurroundingWhitespace) {
 class HubEnvironmentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name : {"HF_HOME", "XDG_CACHE_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ENDPOINT",
-                             "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE",
-                             "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS", "CURL_CA_BUNDLE", "SSL_CERT_FILE",
-                             "SSL_CERT_DIR"}) {
+    for (const char* name :
+         {"HF_HOME", "XDG_CACHE_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ENDPOINT", "HF_TOKEN",
+          "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+          "HF_HUB_DISABLE_PROGRESS_BARS", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"}) {
       env_.unset(name);
     }
     env_.set("HOME", home_.path().string());

@@ -31,9 +31,9 @@ std::string malformed_message(const std::string& json_text) {
 }
 
 TEST(ParseTreePage, KeepsFilesAndSkipsDirectories) {
-  const std::vector<RemoteFile> files = parse_tree_page(
-      "[" + file_entry("config.json", "6") + R"(, {"type": "directory", "path": "sub", "oid": ")" + kOid +
-      R"(", "size": 0}, )" + file_entry("sub/a.txt", "0") + "]");
+  const std::vector<RemoteFile> files =
+      parse_tree_page("[" + file_entry("config.json", "6") + R"(, {"type": "directory", "path": "sub", "oid": ")" +
+                      kOid + R"(", "size": 0}, )" + file_entry("sub/a.txt", "0") + "]");
   ASSERT_EQ(files.size(), 2U);
   EXPECT_EQ(files[0].path, "config.json");
   EXPECT_EQ(files[0].size, 6U);
@@ -54,10 +54,10 @@ TEST(ParseTreePage, AcceptsAnEmptyPage) {
 }
 
 TEST(ParseTreePage, ReadsLfsAndXetFields) {
-  const std::vector<RemoteFile> files = parse_tree_page(
-      R"([{"type": "file", "path": "model.safetensors", "size": 5000000000, "oid": ")" + kOid +
-      R"(", "lfs": {"oid": ")" + kSha + R"(", "size": 5000000000, "pointerSize": 135}, "xetHash": ")" + kXet +
-      R"("}])");
+  const std::vector<RemoteFile> files =
+      parse_tree_page(R"([{"type": "file", "path": "model.safetensors", "size": 5000000000, "oid": ")" + kOid +
+                      R"(", "lfs": {"oid": ")" + kSha + R"(", "size": 5000000000, "pointerSize": 135}, "xetHash": ")" +
+                      kXet + R"("}])");
   ASSERT_EQ(files.size(), 1U);
   EXPECT_TRUE(files[0].is_lfs());
   EXPECT_EQ(files[0].size, 5'000'000'000U);
@@ -68,15 +68,15 @@ TEST(ParseTreePage, ReadsLfsAndXetFields) {
 }
 
 TEST(ParseTreePage, TreatsNullLfsAsARegularFile) {
-  const std::vector<RemoteFile> files = parse_tree_page(
-      R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": null}])");
+  const std::vector<RemoteFile> files =
+      parse_tree_page(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": null}])");
   ASSERT_EQ(files.size(), 1U);
   EXPECT_FALSE(files[0].is_lfs());
 }
 
 TEST(ParseTreePage, IgnoresAMalformedXetHash) {
-  const std::vector<RemoteFile> files = parse_tree_page(
-      R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "xetHash": "not-hex"}])");
+  const std::vector<RemoteFile> files =
+      parse_tree_page(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "xetHash": "not-hex"}])");
   ASSERT_EQ(files.size(), 1U);
   EXPECT_FALSE(files[0].xet_hash);
 }
@@ -86,8 +86,8 @@ TEST(ParseTreePage, RejectsAMissingOid) {
 }
 
 TEST(ParseTreePage, RejectsAnOidThatIsNot40LowercaseHex) {
-  for (const std::string& oid : {std::string("xyz"), std::string(39, 'a'), std::string(41, 'a'),
-                                 std::string(40, 'g'), std::string(40, 'A')}) {
+  for (const std::string& oid :
+       {std::string("xyz"), std::string(39, 'a'), std::string(41, 'a'), std::string(40, 'g'), std::string(40, 'A')}) {
     EXPECT_NE(malformed_message("[" + file_entry("a", "1", oid) + "]").find("'a'"), std::string::npos) << oid;
   }
   malformed_message(R"([{"type": "file", "path": "a", "size": 1, "oid": 12}])");
@@ -113,10 +113,10 @@ TEST(ParseTreePage, RejectsLfsSizeDifferentFromSize) {
 TEST(ParseTreePage, RejectsAMalformedLfsObject) {
   malformed_message(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": "yes"}])");
   malformed_message(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": {"size": 1}}])");
-  malformed_message(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": {"oid": ")" +
-                    kOid + R"(", "size": 1}}])");  // a sha1 where a sha256 belongs
-  malformed_message(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": {"oid": ")" +
-                    kSha + R"("}}])");
+  malformed_message(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": {"oid": ")" + kOid +
+                    R"(", "size": 1}}])");  // a sha1 where a sha256 belongs
+  malformed_message(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": {"oid": ")" + kSha +
+                    R"("}}])");
 }
 
 TEST(ParseTreePage, RejectsEntriesWithoutPathOrType) {

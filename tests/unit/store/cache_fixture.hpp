@@ -25,8 +25,7 @@ inline void write_file(const std::filesystem::path& path, const std::string& con
 
 class FakeCacheRepo {
  public:
-  FakeCacheRepo(std::filesystem::path cache_dir, const std::string& folder)
-      : root_(std::move(cache_dir) / folder) {
+  FakeCacheRepo(std::filesystem::path cache_dir, const std::string& folder) : root_(std::move(cache_dir) / folder) {
     std::filesystem::create_directories(root_ / "blobs");
     std::filesystem::create_directories(root_ / "snapshots");
   }

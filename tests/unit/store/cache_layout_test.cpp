@@ -182,7 +182,8 @@ TEST_F(CacheLayoutTest, UsesTheRepoTypeInTheFolderName) {
   const std::unique_ptr<Layout> datasets =
       make_cache_layout(cache_.path(), RepoId::parse("x/y", RepoType::kDataset), kCommit);
   EXPECT_EQ(datasets->snapshot_path(), cache_ / "datasets--x--y" / "snapshots" / kCommit);
-  const std::unique_ptr<Layout> no_org = make_cache_layout(cache_.path(), RepoId::parse("gpt2", RepoType::kModel), kCommit);
+  const std::unique_ptr<Layout> no_org =
+      make_cache_layout(cache_.path(), RepoId::parse("gpt2", RepoType::kModel), kCommit);
   EXPECT_EQ(no_org->snapshot_path(), cache_ / "models--gpt2" / "snapshots" / kCommit);
 }
 

@@ -53,8 +53,7 @@ struct CacheWithTwoRevisions {
   // Everything outside the repo folder, to compare before and after.
   std::map<std::string, std::uintmax_t> outside_the_repo() const {
     std::map<std::string, std::uintmax_t> listing = tree_listing(dir.path());
-    std::erase_if(listing,
-                  [](const auto& entry) { return entry.first.starts_with("cache/models--org--name"); });
+    std::erase_if(listing, [](const auto& entry) { return entry.first.starts_with("cache/models--org--name"); });
     return listing;
   }
 };
@@ -106,10 +105,7 @@ TEST(CacheRemoval, TheWholeRepoLeavesEverythingElseInPlace) {
 
 TEST(CacheRemoval, TheLastRevisionTakesTheRepoWithIt) {
   const TempDir cache;
-  FakeCacheRepo(cache.path(), "models--org--name")
-      .blob("b", "xyz")
-      .link(kCommitA, "f", "b")
-      .ref("main", kCommitA);
+  FakeCacheRepo(cache.path(), "models--org--name").blob("b", "xyz").link(kCommitA, "f", "b").ref("main", kCommitA);
   const CacheRemovalPlan plan = plan_cache_removal(cache.path(), kRepo, std::string("main"));
   EXPECT_TRUE(plan.whole_repo);
   remove_from_cache(cache.path(), kRepo, std::string("main"));

@@ -88,8 +88,7 @@ TEST(CacheScan, WarnsForAnEntryThatIsNotAFolder) {
 TEST(CacheScan, WarnsForAFolderNameWithoutDoubleDash) {
   const TempDir cache;
   std::filesystem::create_directories(cache / "random-folder" / "snapshots");
-  EXPECT_NE(only_warning(scan_cache(cache.path())).find("not a valid HuggingFace cache directory"),
-            std::string::npos);
+  EXPECT_NE(only_warning(scan_cache(cache.path())).find("not a valid HuggingFace cache directory"), std::string::npos);
 }
 
 TEST(CacheScan, WarnsForAnUnknownRepoType) {
@@ -109,8 +108,7 @@ TEST(CacheScan, WarnsForRefsThatIsAFile) {
   const TempDir cache;
   FakeCacheRepo(cache.path(), "models--org--name");
   write_file(cache / "models--org--name" / "refs", kCommitA);
-  EXPECT_NE(only_warning(scan_cache(cache.path())).find("Refs directory cannot be a file"),
-            std::string::npos);
+  EXPECT_NE(only_warning(scan_cache(cache.path())).find("Refs directory cannot be a file"), std::string::npos);
 }
 
 TEST(CacheScan, WarnsForAFileDirectlyInSnapshots) {
@@ -128,19 +126,13 @@ TEST(CacheScan, WarnsForABrokenSymlink) {
 
 TEST(CacheScan, WarnsForARefToACommitWithoutSnapshot) {
   const TempDir cache;
-  FakeCacheRepo(cache.path(), "models--org--name")
-      .blob("b", "x")
-      .link(kCommitA, "f", "b")
-      .ref("main", kCommitB);
+  FakeCacheRepo(cache.path(), "models--org--name").blob("b", "x").link(kCommitA, "f", "b").ref("main", kCommitB);
   EXPECT_NE(only_warning(scan_cache(cache.path())).find("refer to missing commit hashes"), std::string::npos);
 }
 
 TEST(CacheScan, ReadsRefsWithoutStrippingSoATrailingNewlinePointsNowhere) {
   const TempDir cache;
-  FakeCacheRepo(cache.path(), "models--org--name")
-      .blob("b", "x")
-      .link(kCommitA, "f", "b")
-      .ref("main", kCommitA + "\n");
+  FakeCacheRepo(cache.path(), "models--org--name").blob("b", "x").link(kCommitA, "f", "b").ref("main", kCommitA + "\n");
   EXPECT_NE(only_warning(scan_cache(cache.path())).find("refer to missing commit hashes"), std::string::npos);
 }
 

@@ -93,8 +93,8 @@ TEST(DownloadRecord, AnUnreadableRecordIsReplaced) {
 
 TEST(DownloadRecord, ReadIsNulloptForFieldsOfTheWrongType) {
   const TempDir dir;
-  for (const char* content : {R"({"format_version": "1", "selected": []})",
-                              R"({"format_version": 1, "commit": 5, "selected": []})"}) {
+  for (const char* content :
+       {R"({"format_version": "1", "selected": []})", R"({"format_version": 1, "commit": 5, "selected": []})"}) {
     std::ofstream(dir / "r.json", std::ios::trunc) << content;
     std::optional<DownloadRecord> record;
     EXPECT_NO_THROW(record = read_download_record(dir / "r.json")) << content;

@@ -78,8 +78,7 @@ INSTANTIATE_TEST_SUITE_P(EachMethod, ReadFile, ::testing::Values(ReadMethod::kMa
 TEST_P(ReadFile, FeedsExactlyTheFileForEverySizeAroundTheWindow) {
   const TempDir dir;
   const std::size_t window = 4 * kPage;
-  for (const std::size_t size :
-       {std::size_t{0}, std::size_t{1}, window - 1, window, window + 1, 3 * window + 17}) {
+  for (const std::size_t size : {std::size_t{0}, std::size_t{1}, window - 1, window, window + 1, 3 * window + 17}) {
     SCOPED_TRACE(size);
     const std::string content = patterned(size);
     write_file(dir / "f", content);
@@ -113,7 +112,8 @@ TEST_P(ReadFile, TheDefaultWindowReadsAFileLargerThanOneWindow) {
 TEST_P(ReadFile, AMissingFileIsAnErrorNamingIt) {
   const TempDir dir;
   try {
-    read_file(dir / "missing", [](std::span<const std::byte>) {}, chooser_);
+    read_file(
+        dir / "missing", [](std::span<const std::byte>) {}, chooser_);
     FAIL() << "no error";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find((dir / "missing").string()), std::string::npos) << error.what();

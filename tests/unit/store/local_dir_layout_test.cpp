@@ -197,8 +197,9 @@ TEST_F(LocalDirLayoutTest, ToleratesOneSecondOfMtimeSkew) {
   publish(config_, "hello\n");
   const std::vector<std::string> lines = lines_of(read_file(metadata_of(config_)));
   ASSERT_EQ(lines.size(), 3U);
-  std::ofstream(metadata_of(config_), std::ios::trunc)
-      << kCommit << "\n" << config_.blob_id << "\n" << std::fixed << (now_seconds() - 0.5) << "\n";
+  std::ofstream(metadata_of(config_), std::ios::trunc) << kCommit << "\n"
+                                                       << config_.blob_id << "\n"
+                                                       << std::fixed << (now_seconds() - 0.5) << "\n";
   std::filesystem::last_write_time(dir_ / "config.json", std::filesystem::file_time_type::clock::now());
   EXPECT_TRUE(layout_->is_complete(config_));
 }

@@ -23,8 +23,7 @@ using test_support::write_file;
 // What an hfget --local-dir download leaves: files, their .metadata (and .lock), trees/, hfget's record.
 void downloaded(const std::filesystem::path& dir, const std::string& path, const std::string& content) {
   write_file(dir / path, content);
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const std::filesystem::path metadata = dir / ".cache/huggingface/download" / (path + ".metadata");
   write_file(metadata, fmt::format("{}\netag-of-{}\n{:.3f}\n", kCommitA, path, now + 5));
   write_file(std::filesystem::path(metadata).replace_extension(".lock"), "");
@@ -59,8 +58,7 @@ TEST(LocalDirRemoval, RemovesEverythingHfgetWroteAndTheDirectory) {
   const std::filesystem::path dir = parent / "model";
   write_file(parent / "sibling" / "keep.txt", "keep");
   hfget_download(dir, {"config.json", "model.safetensors", "sub/dir/tokenizer.json"});
-  write_file(dir / ".cache/huggingface/download/sub/dir/tokenizer.json.0123456789abcdef.hfget-partial",
-             "part");
+  write_file(dir / ".cache/huggingface/download/sub/dir/tokenizer.json.0123456789abcdef.hfget-partial", "part");
   const LocalDirRemoval removal = remove_local_dir_download(dir);
   EXPECT_EQ(removal.plan.files.size(), 3u);
   EXPECT_TRUE(removal.plan.kept.empty());
@@ -87,13 +85,12 @@ TEST(LocalDirRemoval, KeepsFilesItDidNotWriteAndTheDirectoryHoldingThem) {
   EXPECT_EQ(removal.plan.kept[0].reason, "modified after the download");
   EXPECT_FALSE(removal.directory_removed);
   // The edited file keeps its metadata; hfget's record, trees and state are gone.
-  EXPECT_EQ(
-      removal.left,
-      (std::vector<std::string>{
-          ".cache/huggingface/.gitignore", ".cache/huggingface/CACHEDIR.TAG",
-          ".cache/huggingface/download/edited.txt.lock", ".cache/huggingface/download/edited.txt.metadata",
-          ".cache/huggingface/download/never-arrived.bin.lock",
-          ".cache/huggingface/download/never-arrived.bin.metadata", "edited.txt", "notes.txt"}));
+  EXPECT_EQ(removal.left,
+            (std::vector<std::string>{
+                ".cache/huggingface/.gitignore", ".cache/huggingface/CACHEDIR.TAG",
+                ".cache/huggingface/download/edited.txt.lock", ".cache/huggingface/download/edited.txt.metadata",
+                ".cache/huggingface/download/never-arrived.bin.lock",
+                ".cache/huggingface/download/never-arrived.bin.metadata", "edited.txt", "notes.txt"}));
 }
 
 TEST(LocalDirRemoval, NeverFollowsASymlinkedFolderOutOfTheDirectory) {

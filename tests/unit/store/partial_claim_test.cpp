@@ -114,12 +114,12 @@ TEST(PartialClaim, IgnoresNamesThatOnlyLookAlike) {
 
 TEST(LeftoverIndex, KnowsEveryKindOfLeftoverOfAFileAndNothingOfOthers) {
   const TempDir dir;
-  write_file(dir / "a.hfget-partial", "x");                             // the shared name (older versions)
-  write_file(dir / "b.host-1-ab.hfget-partial", "x");                   // an owner's partial file
-  write_file(dir / "c.host-1-ab.hfget-journal", "");                    // a journal alone
+  write_file(dir / "a.hfget-partial", "x");                                // the shared name (older versions)
+  write_file(dir / "b.host-1-ab.hfget-partial", "x");                      // an owner's partial file
+  write_file(dir / "c.host-1-ab.hfget-journal", "");                       // a journal alone
   write_file(dir / ".d.host-1-ab.hfget-journal.host-2-cd.hfget-tmp", "");  // a journal rewrite cut short
   write_file(dir / "e", "a complete blob");
-  write_file(dir / "ff.hfget-partial", "x");                            // another stem that starts alike
+  write_file(dir / "ff.hfget-partial", "x");  // another stem that starts alike
   LeftoverIndex index;
   for (const std::string stem : {"a", "b", "c", "d", "ff"}) {
     EXPECT_TRUE(index.may_have_leftovers(dir / (stem + ".hfget-partial"))) << stem;

@@ -16,7 +16,9 @@ namespace {
 
 using test_support::TempDir;
 
-std::span<const std::byte> bytes_of(std::string_view text) { return std::as_bytes(std::span(text.data(), text.size())); }
+std::span<const std::byte> bytes_of(std::string_view text) {
+  return std::as_bytes(std::span(text.data(), text.size()));
+}
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -27,9 +29,8 @@ std::string read_file(const std::filesystem::path& path) {
 
 std::string existing_bytes(const PartialFile& partial) {
   std::string out;
-  partial.read_existing([&](std::span<const std::byte> bytes) {
-    out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  });
+  partial.read_existing(
+      [&](std::span<const std::byte> bytes) { out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size()); });
   return out;
 }
 

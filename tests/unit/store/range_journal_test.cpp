@@ -115,7 +115,8 @@ TEST(RangeJournal, KeepsTheValidatorAcrossReopenAndReset) {
 
 TEST(RangeJournal, ReadsAJournalWrittenWithoutAValidator) {
   TempDir dir;
-  std::ofstream(dir / "j") << R"({"etag":")" << kEtag << R"(","format_version":1,"size":100})" << "\n0 30\n";
+  std::ofstream(dir / "j") << R"({"etag":")" << kEtag << R"(","format_version":1,"size":100})"
+                           << "\n0 30\n";
   const RangeJournal journal = RangeJournal::open(dir / "j", 100, kEtag, 0);
   EXPECT_EQ(journal.completed(), (std::vector<ByteRange>{{0, 30}}));
   EXPECT_FALSE(journal.validator().has_value());

@@ -24,7 +24,9 @@ class ReadBlocks : public ::testing::Test {
   }
 
   BlockConsumer append_to(std::string& fed) {
-    return [&fed](std::span<const std::byte> bytes) { fed.append(reinterpret_cast<const char*>(bytes.data()), bytes.size()); };
+    return [&fed](std::span<const std::byte> bytes) {
+      fed.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    };
   }
 
   test_support::TempDir dir_;
@@ -37,11 +39,12 @@ TEST_F(ReadBlocks, FeedsTheRangeInBlocksOfTheBuffersSize) {
   std::string fed;
   std::size_t calls = 0;
   std::byte buffer[1000];
-  const std::uint64_t reached = read_through(fd_.get(), 500, 4500, buffer, path_, [&](std::span<const std::byte> bytes) {
-    EXPECT_LE(bytes.size(), sizeof buffer);
-    ++calls;
-    append_to(fed)(bytes);
-  });
+  const std::uint64_t reached =
+      read_through(fd_.get(), 500, 4500, buffer, path_, [&](std::span<const std::byte> bytes) {
+        EXPECT_LE(bytes.size(), sizeof buffer);
+        ++calls;
+        append_to(fed)(bytes);
+      });
   EXPECT_EQ(reached, 4500U);
   EXPECT_EQ(fed, content_.substr(500, 4000));
   EXPECT_EQ(calls, 4U);

@@ -16,8 +16,7 @@ constexpr std::uint64_t kWindow = 16 << 20;
 
 // Chooses and records `windows` times, each window costing what `cost_per_byte` says for its method;
 // counts the methods chosen.
-std::map<ReadMethod, int> run(ReadMethodChooser& chooser, int windows, double mapped_cost,
-                              double copied_cost) {
+std::map<ReadMethod, int> run(ReadMethodChooser& chooser, int windows, double mapped_cost, double copied_cost) {
   std::map<ReadMethod, int> chosen;
   for (int i = 0; i < windows; ++i) {
     const ReadMethod method = chooser.choose(kWindow);
@@ -42,8 +41,7 @@ TEST(ReadMethodChooser, KeepsTheCheaperMethodAndRechecksTheOtherNowAndThen) {
     const double cheap = 0.5;
     const double dear = 0.75;
     const int windows = 10 * static_cast<int>(ReadMethodChooser::kRecheckEvery);
-    const auto chosen =
-        run(chooser, windows, mapped_is_cheaper ? cheap : dear, mapped_is_cheaper ? dear : cheap);
+    const auto chosen = run(chooser, windows, mapped_is_cheaper ? cheap : dear, mapped_is_cheaper ? dear : cheap);
     const ReadMethod cheaper = mapped_is_cheaper ? ReadMethod::kMapped : ReadMethod::kCopied;
     const ReadMethod dearer = mapped_is_cheaper ? ReadMethod::kCopied : ReadMethod::kMapped;
     // One try while learning, then one recheck every kRecheckEvery windows.

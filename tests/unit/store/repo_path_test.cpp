@@ -112,7 +112,7 @@ TEST(CreateDirectoriesWithin, CreatesEachComponent) {
   create_directories_within(root.path(), "a/b/c");
   EXPECT_TRUE(std::filesystem::is_directory(root / "a/b/c"));
   create_directories_within(root.path(), "a/b/c");  // already there: fine
-  create_directories_within(root.path(), "");        // nothing to do
+  create_directories_within(root.path(), "");       // nothing to do
 }
 
 TEST(CreateDirectoriesWithin, RefusesASymlinkedComponent) {

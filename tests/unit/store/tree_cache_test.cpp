@@ -66,9 +66,8 @@ TEST(SerializeTreeCache, WritesAnEmptyListingAsPythonDoes) {
 
 TEST(SerializeTreeCache, EscapesLikePythonsEnsureAscii) {
   const std::vector<RemoteFile> files = {
-      regular("\xF0\x9F\x98\x80.bin", 1, kBlobA),  // U+1F600, outside the BMP: a surrogate pair
-      regular("q\"b\\s\x7f\t.txt", 2, kBlobB),
-      lfs("a.bin", 7, kBlobC),  // LFS without xet_hash
+      regular("\xF0\x9F\x98\x80.bin", 1, kBlobA),                        // U+1F600, outside the BMP: a surrogate pair
+      regular("q\"b\\s\x7f\t.txt", 2, kBlobB), lfs("a.bin", 7, kBlobC),  // LFS without xet_hash
   };
   EXPECT_EQ(serialize_tree_cache(files),
             R"({
@@ -110,7 +109,8 @@ TEST(ReadTreeCache, RoundTripsWhatSerializeWrote) {
   ASSERT_EQ(read->size(), files.size());
   for (const RemoteFile& expected : files) {
     SCOPED_TRACE(expected.path);
-    const auto it = std::find_if(read->begin(), read->end(), [&](const RemoteFile& f) { return f.path == expected.path; });
+    const auto it =
+        std::find_if(read->begin(), read->end(), [&](const RemoteFile& f) { return f.path == expected.path; });
     ASSERT_NE(it, read->end());
     EXPECT_EQ(it->size, expected.size);
     EXPECT_EQ(it->blob_id, expected.blob_id);

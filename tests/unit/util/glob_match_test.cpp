@@ -37,14 +37,14 @@ TEST(FnmatchCase, BacktracksOverSeveralStars) {
 }
 
 TEST(FnmatchCase, ReadsSetEdgeCasesAsPythonDoes) {
-  EXPECT_TRUE(fnmatch_case("[]]", "]"));     // ']' first in a set is a member
+  EXPECT_TRUE(fnmatch_case("[]]", "]"));  // ']' first in a set is a member
   EXPECT_TRUE(fnmatch_case("[!]]", "a"));
   EXPECT_FALSE(fnmatch_case("[!]]", "]"));
-  EXPECT_TRUE(fnmatch_case("[a-]", "-"));    // '-' last in a set is a member
+  EXPECT_TRUE(fnmatch_case("[a-]", "-"));  // '-' last in a set is a member
   EXPECT_TRUE(fnmatch_case("[a-]", "a"));
   EXPECT_FALSE(fnmatch_case("[a-]", "b"));
-  EXPECT_TRUE(fnmatch_case("[!]", "[!]"));   // unclosed: all literal
-  EXPECT_TRUE(fnmatch_case("[*]", "*"));     // inside a set, '*' and '?' are plain characters
+  EXPECT_TRUE(fnmatch_case("[!]", "[!]"));  // unclosed: all literal
+  EXPECT_TRUE(fnmatch_case("[*]", "*"));    // inside a set, '*' and '?' are plain characters
   EXPECT_FALSE(fnmatch_case("[*]", "x"));
 }
 

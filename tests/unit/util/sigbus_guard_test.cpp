@@ -26,11 +26,9 @@ class TruncatedMapping {
  public:
   TruncatedMapping(const std::filesystem::path& path, std::size_t pages) : length_(pages * kPage) {
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(length_)) != 0)
-      throw std::runtime_error("cannot create");
+    if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(length_)) != 0) throw std::runtime_error("cannot create");
     address_ = ::mmap(nullptr, length_, PROT_READ, MAP_PRIVATE, fd_, 0);
-    if (address_ == MAP_FAILED || ::ftruncate(fd_, 0) != 0)
-      throw std::runtime_error("cannot map or truncate");
+    if (address_ == MAP_FAILED || ::ftruncate(fd_, 0) != 0) throw std::runtime_error("cannot map or truncate");
   }
   TruncatedMapping(const TruncatedMapping&) = delete;
   TruncatedMapping& operator=(const TruncatedMapping&) = delete;

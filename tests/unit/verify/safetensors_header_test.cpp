@@ -26,9 +26,8 @@ std::string problem_of(const std::string& json, std::uint64_t data_bytes) {
   return result.problem;
 }
 
-const std::string kTwoTensors =
-    R"({"b": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [8, 16]},)"
-    R"( "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
+const std::string kTwoTensors = R"({"b": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [8, 16]},)"
+                                R"( "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
 
 TEST(DtypeBits, KnowsTheSafetensorsDtypes) {
   EXPECT_EQ(dtype_bits("BF16"), 16U);

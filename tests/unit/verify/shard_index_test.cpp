@@ -33,8 +33,8 @@ TEST(ParseShardIndex, TotalSizeIsOptional) {
 }
 
 TEST(ParseShardIndex, RejectsAnIndexWithoutAWeightMap) {
-  for (const char* json : {"", "[]", "{", R"({"metadata": {}})", R"({"weight_map": []})",
-                           R"({"weight_map": {"a": 1}})"}) {
+  for (const char* json :
+       {"", "[]", "{", R"({"metadata": {}})", R"({"weight_map": []})", R"({"weight_map": {"a": 1}})"}) {
     const ShardIndexParse parsed = parse_shard_index(json);
     EXPECT_FALSE(parsed.index) << json;
     EXPECT_FALSE(parsed.problem.empty()) << json;
@@ -60,9 +60,9 @@ TEST(ParseShardName, HandlesDotsAndDashesInTheStem) {
 }
 
 TEST(ParseShardName, RejectsNamesThatAreNotShards) {
-  for (const char* file : {"model.safetensors", "model-00001.safetensors", "model-of-00002.safetensors",
-                           "model-x-of-00002.safetensors", "model-00001-of-.safetensors",
-                           "model-00001-of-00000.safetensors", "-of-2.bin", "config.json"}) {
+  for (const char* file :
+       {"model.safetensors", "model-00001.safetensors", "model-of-00002.safetensors", "model-x-of-00002.safetensors",
+        "model-00001-of-.safetensors", "model-00001-of-00000.safetensors", "-of-2.bin", "config.json"}) {
     EXPECT_EQ(parse_shard_name(file), std::nullopt) << file;
   }
 }

@@ -50,7 +50,8 @@ class SnapshotChecks : public ::testing::Test {
   void SetUp() override {
     std::filesystem::copy(kModel, dir_.path() / "m");
     for (const auto& entry : std::filesystem::directory_iterator(dir_ / "m")) {
-      std::filesystem::permissions(entry.path(), std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+      std::filesystem::permissions(entry.path(), std::filesystem::perms::owner_write,
+                                   std::filesystem::perm_options::add);
     }
     snapshot_.root = dir_ / "m";
     snapshot_.commit = std::string(40, 'a');
@@ -166,7 +167,8 @@ TEST_F(SnapshotChecks, CatchesAStrayShard) {
 
 TEST_F(SnapshotChecks, CatchesAnIndexNamingATensorNoShardHas) {
   std::string index = read_all(snapshot_.root / "model.safetensors.index.json");
-  index.replace(index.find("\"weight_map\": {") + 15, 0, "\n    \"ghost.weight\": \"model-00001-of-00004.safetensors\",");
+  index.replace(index.find("\"weight_map\": {") + 15, 0,
+                "\n    \"ghost.weight\": \"model-00001-of-00004.safetensors\",");
   std::ofstream(snapshot_.root / "model.safetensors.index.json", std::ios::binary | std::ios::trunc) << index;
   snapshot_.listing = listing_of(snapshot_.root);
   const VerifyReport report = run();
