@@ -9,13 +9,15 @@ namespace hfget::http {
 Retrier::Retrier(int max_attempts, std::chrono::milliseconds base_delay, std::stop_token stop)
     : max_attempts_(max_attempts), base_delay_(base_delay), stop_(std::move(stop)) {}
 
-bool Retrier::wait_before_retry(const Attempt& attempt, std::optional<std::chrono::seconds> retry_after) {
+bool Retrier::wait_before_retry(const Attempt& attempt, std::optional<std::chrono::seconds> retry_after,
+                                const Announcer& announce) {
   ++failures_;
   if (stop_.stop_requested() || next_step(attempt) == NextStep::kGiveUp || failures_ >= max_attempts_) {
     return false;
   }
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   last_delay_ = backoff_delay(failures_, base_delay_, retry_after, unit(util::thread_random()));
+  if (announce) announce(last_delay_);
   return util::sleep_unless_stopped(last_delay_, stop_);
 }
 

@@ -86,11 +86,18 @@ HubClient::JsonAnswer HubClient::get_json(const std::string& url, const std::str
     }
     const http::Attempt attempt{response.failure, response.status};
     const std::string* retry_after = response.header("retry-after");
-    if (retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt)) {
-      spdlog::info("retrying {} in {} ms (attempt {} failed: {})", url, retrier.last_delay().count(),
-                   retrier.attempts_failed(),
-                   response.failure == http::TransportFailure::kNone ? fmt::format("HTTP {}", response.status)
-                                                                     : response.failure_message);
+    // Said at once and on the terminal too: a wrong HF_ENDPOINT or a dead proxy would otherwise look like a
+    // hang for the whole backoff (about a minute with the default --retries).
+    const auto announce = [&](std::chrono::milliseconds delay) {
+      const std::string what =
+          response.failure == http::TransportFailure::kNone
+              ? fmt::format("the Hub answered HTTP {} to {}", response.status, answer.final_url)
+              : fmt::format("cannot reach the Hub at {}: {}", answer.final_url, response.failure_message);
+      spdlog::warn("{}; retrying in {:.1f}s (attempt {} of {})", what, static_cast<double>(delay.count()) / 1000.0,
+                   retrier.attempts_failed() + 1, retrier.max_attempts());
+    };
+    if (retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt,
+                                  announce)) {
       continue;
     }
     if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");

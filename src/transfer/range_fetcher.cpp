@@ -257,14 +257,17 @@ void RangeFetcher::fetch(RangeTask& task) {
     // A CDN that limits connections per file answers 429 to the extra ones: use fewer for this file.
     if (answered && response.status == 429) job.note_refusal();
     const std::string* retry_after = response.header("retry-after");
-    if (!retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt)) {
+    const auto announce = [&](std::chrono::milliseconds delay) {
+      progress_.on_retry(file, retrier.attempts_failed(), reason, delay);
+    };
+    if (!retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt,
+                                   announce)) {
       if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
       throw Error(ErrorCode::kNetwork,
                   fmt::format("{}: download failed after {} attempts: {} (what arrived is kept for resume)", file.path,
                               retrier.attempts_failed(), reason),
                   file.path);
     }
-    progress_.on_retry(file, retrier.attempts_failed(), reason, retrier.last_delay());
   }
 }
 

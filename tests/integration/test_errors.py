@@ -53,6 +53,11 @@ class ErrorExitCodeTest(HfgetTestCase):
                                           timeout=60)
         self.assertExit(result, 7)
         self.assertEqual(files_under(cache), [])
+        # Each retry is announced on stderr when it is decided: a wrong endpoint must not look like a hang.
+        self.assertIn(f"127.0.0.1:{port}", result.stderr)
+        self.assertIn("retrying in", result.stderr)
+        self.assertIn("(attempt 2 of 3)", result.stderr)
+        self.assertIn("(attempt 3 of 3)", result.stderr)
 
     def test_a_server_that_accepts_and_never_answers_exits_7(self):
         with socket.socket() as silent:

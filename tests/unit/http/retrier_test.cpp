@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <stop_token>
+#include <vector>
 
 namespace hfget::http {
 namespace {
@@ -41,6 +42,20 @@ TEST(Retrier, GivesUpAtOnceWhenStopped) {
 TEST(Retrier, OneAttemptMeansNoRetry) {
   Retrier retrier(1, milliseconds(1000), {});
   EXPECT_FALSE(retrier.wait_before_retry(kTransient, std::nullopt));
+}
+
+TEST(Retrier, AnnouncesEachRetryWithItsDelayBeforeWaiting) {
+  Retrier retrier(3, milliseconds(0), {});
+  std::vector<milliseconds> announced;
+  const Retrier::Announcer announce = [&](milliseconds delay) {
+    EXPECT_EQ(delay, retrier.last_delay());
+    announced.push_back(delay);
+  };
+  EXPECT_TRUE(retrier.wait_before_retry(kTransient, std::nullopt, announce));
+  EXPECT_TRUE(retrier.wait_before_retry(kTransient, std::nullopt, announce));
+  EXPECT_FALSE(retrier.wait_before_retry(kTransient, std::nullopt, announce));  // no retry left: nothing to announce
+  EXPECT_FALSE(retrier.wait_before_retry(kPermanent, std::nullopt, announce));
+  EXPECT_EQ(announced.size(), 2U);
 }
 
 TEST(Retrier, ProgressResetsTheCount) {
