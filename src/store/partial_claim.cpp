@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "store/partial_claim.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,11 +83,17 @@ bool claim_abandoned_partial(const std::filesystem::path& shared_name, const std
   std::sort(candidates.begin(), candidates.end(),
             [](const PartialCandidate& a, const PartialCandidate& b) { return a.bytes > b.bytes; });
   const std::filesystem::path private_journal = journal_path_for(private_name);
+  // A rename keeps the file's times. Under our name, files last written before this process started would
+  // tell others that our PID is a newer process than their owner (util::owner_may_be_alive), so they are
+  // touched before they are taken.
+  const auto touch = [](const std::filesystem::path& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); };
   for (const PartialCandidate& candidate : candidates) {
     // The journal first: a claimer that lost the race for it never takes the partial file, and would
     // otherwise read a file with holes as a contiguous prefix.
     const bool had_journal = std::filesystem::exists(candidate.journal);
+    if (had_journal) touch(candidate.journal);
     if (had_journal && ::rename(candidate.journal.c_str(), private_journal.c_str()) != 0) continue;
+    touch(candidate.partial);
     if (::rename(candidate.partial.c_str(), private_name.c_str()) == 0) return true;
     if (had_journal) ::unlink(private_journal.c_str());
   }

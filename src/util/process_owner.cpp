@@ -10,8 +10,12 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <regex>
+#include <sstream>
 
+#include "util/read_text_file.hpp"
 #include "util/thread_random.hpp"
 
 namespace hfget::util {
@@ -37,6 +41,56 @@ bool recently_modified(const std::filesystem::path& path) {
   return std::chrono::system_clock::now() - modified < kForeignOwnerStaleAfter;
 }
 
+// The wall clock moves (NTP steps, the kernel's boot-time figure is whole seconds): a start time within this of
+// a file's last write does not prove the process came later.
+constexpr std::chrono::seconds kClockSlack{5};
+
+std::optional<std::chrono::system_clock::time_point> boot_time() {
+  const std::optional<std::string> stat = read_text_file("/proc/stat");
+  if (!stat) return std::nullopt;
+  const std::size_t line = stat->find("\nbtime ");
+  if (line == std::string::npos) return std::nullopt;
+  long long seconds = 0;
+  if (std::sscanf(stat->c_str() + line + 7, "%lld", &seconds) != 1) return std::nullopt;
+  return std::chrono::system_clock::time_point(std::chrono::seconds(seconds));
+}
+
+// When process `pid` of this host started, by the wall clock; nullopt when that cannot be told.
+std::optional<std::chrono::system_clock::time_point> start_time(long pid) {
+  const std::optional<std::string> stat = read_text_file(fmt::format("/proc/{}/stat", pid), 64 << 10);
+  const std::optional<std::chrono::system_clock::time_point> booted = boot_time();
+  const long ticks_per_second = ::sysconf(_SC_CLK_TCK);
+  if (!stat || !booted || ticks_per_second <= 0) return std::nullopt;
+  // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' are fixed:
+  // state is field 3, starttime field 22 (proc(5)).
+  const std::size_t name_end = stat->rfind(')');
+  if (name_end == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat->substr(name_end + 1));
+  std::string field;
+  for (int number = 3; number <= 22 && fields >> field; ++number) {
+    if (number < 22) continue;
+    const unsigned long long ticks = std::strtoull(field.c_str(), nullptr, 10);
+    return *booted + std::chrono::milliseconds(ticks * 1000 / static_cast<unsigned long long>(ticks_per_second));
+  }
+  return std::nullopt;
+}
+
+// PIDs are reused, after a reboot first of all: a process that started after the owner's files were last
+// written is not their owner. False when it cannot be told (no file, no /proc): the owner is then presumed alive.
+bool started_after_last_write(long pid, std::initializer_list<std::filesystem::path> files) {
+  std::optional<std::chrono::system_clock::time_point> last_write;
+  for (const std::filesystem::path& file : files) {
+    struct stat info {};
+    if (::stat(file.c_str(), &info) != 0) continue;
+    const auto modified = std::chrono::system_clock::time_point(std::chrono::seconds(info.st_mtim.tv_sec) +
+                                                                std::chrono::nanoseconds(info.st_mtim.tv_nsec));
+    last_write = last_write ? std::max(*last_write, modified) : modified;
+  }
+  if (!last_write) return false;
+  const std::optional<std::chrono::system_clock::time_point> started = start_time(pid);
+  return started && *started > *last_write + kClockSlack;
+}
+
 }  // namespace
 
 std::string new_owner_token() {
@@ -51,7 +105,10 @@ std::optional<ProcessOwner> parse_owner_token(const std::string& text) {
 }
 
 bool owner_may_be_alive(const ProcessOwner& owner, std::initializer_list<std::filesystem::path> files) {
-  if (owner.host == host_name()) return ::kill(static_cast<pid_t>(owner.pid), 0) == 0 || errno == EPERM;
+  if (owner.host == host_name()) {
+    const bool exists = ::kill(static_cast<pid_t>(owner.pid), 0) == 0 || errno == EPERM;
+    return exists && !started_after_last_write(owner.pid, files);
+  }
   for (const std::filesystem::path& file : files) {
     if (recently_modified(file)) return true;
   }

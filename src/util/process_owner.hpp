@@ -26,8 +26,9 @@ std::optional<ProcessOwner> parse_owner_token(const std::string& text);
 /// cannot be asked, and a live download rewrites its files many times a minute.
 inline constexpr std::chrono::minutes kForeignOwnerStaleAfter{10};
 
-/// Whether the owner may still be writing: a process of this host that exists, or, for another host, one of
-/// `files` modified within kForeignOwnerStaleAfter.
+/// Whether the owner may still be writing: a process of this host that exists and started before `files` were
+/// last written (a PID reused after a reboot names another process), or, for another host, one of `files`
+/// modified within kForeignOwnerStaleAfter.
 bool owner_may_be_alive(const ProcessOwner& owner, std::initializer_list<std::filesystem::path> files);
 
 }  // namespace hfget::util

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import time
 import unittest
 from pathlib import Path
@@ -110,7 +111,25 @@ class ResumeTest(HfgetTestCase):
         names = files_under(target)
         self.assertEqual([n for n in names if n.endswith(".incomplete")], [], "partials must be *.hfget-partial")
 
-    def check_resume_after_sigkill(self, layout: str) -> None:
+    def pretend_a_reboot_reused_the_pids(self, target: Path) -> None:
+        """Renames the killed run's partial files and journals to name a live process that started after they
+        were last written, as after a reboot, when the old PID belongs to someone else."""
+        newer = subprocess.Popen(["sleep", "300"])
+        self.addCleanup(newer.wait)
+        self.addCleanup(newer.kill)
+        an_hour_ago = time.time() - 3600
+        renamed = 0
+        for name in files_under(target):
+            path = target / name
+            match = re.search(r"-(\d+)-([0-9a-f]{8})\.hfget-(partial|journal)$", path.name)
+            if not match:
+                continue
+            os.utime(path, (an_hour_ago, an_hour_ago))
+            path.rename(path.with_name(f"{path.name[:match.start()]}-{newer.pid}-{match.group(2)}.hfget-{match.group(3)}"))
+            renamed += 1
+        self.assertTrue(renamed, "the killed run left partial files to rename")
+
+    def check_resume_after_sigkill(self, layout: str, reboot: bool = False) -> None:
         home = self.hub.new_dir("home")
         target = self.hub.new_dir(layout)
         args = ["download", REPO, "--local-dir" if layout == "local" else "--cache-dir", target, "--max-workers", "2"]
@@ -125,6 +144,8 @@ class ResumeTest(HfgetTestCase):
         self.assertLess(kept, self.total, "the first run completed before it was killed")
         partials = [n for n in files_under(target) if n.endswith(".hfget-partial")]
         self.assertTrue(partials, "the killed run left resumable *.hfget-partial files")
+        if reboot:
+            self.pretend_a_reboot_reused_the_pids(target)
 
         self.hub.reset_logs()
         resumed = self.hub.run_hfget(args, home=home, timeout=120)
@@ -153,6 +174,9 @@ class ResumeTest(HfgetTestCase):
 
     def test_resume_after_sigkill_in_cache(self):
         self.check_resume_after_sigkill("cache")
+
+    def test_resume_after_a_reboot_whose_new_process_has_the_old_pid(self):
+        self.check_resume_after_sigkill("local", reboot=True)
 
     def check_signal_exit(self, sig: int, expected_code: int) -> None:
         home = self.hub.new_dir("home")

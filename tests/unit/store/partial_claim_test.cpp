@@ -74,6 +74,28 @@ TEST(PartialClaim, NeverClaimsAPartialWhoseOwnerIsAlive) {
   EXPECT_TRUE(std::filesystem::exists(dir / "abc.otherhost-12-0000beef.hfget-partial"));
 }
 
+// After a reboot, the PID in a partial's name often belongs to another process by now (here: this test
+// process, which started after the partial was last written). The partial is resumed all the same, and once
+// claimed it reads as its new owner's.
+TEST(PartialClaim, APartialWhosePidWasReusedIsClaimedAndThenLooksOwned) {
+  TempDir dir;
+  const std::filesystem::path shared = dir / "abc.hfget-partial";
+  const std::filesystem::path before_reboot = private_partial_path(shared);  // names this process's PID
+  write_file(before_reboot, std::string(5000, 'x'));
+  write_file(journal_path_for(before_reboot), "journal");
+  const auto an_hour_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  std::filesystem::last_write_time(before_reboot, an_hour_ago);
+  std::filesystem::last_write_time(journal_path_for(before_reboot), an_hour_ago);
+  const std::filesystem::path mine = private_partial_path(shared);
+  ASSERT_TRUE(claim_abandoned_partial(shared, mine));
+  EXPECT_EQ(std::filesystem::file_size(mine), 5000U);
+  EXPECT_TRUE(std::filesystem::exists(journal_path_for(mine)));
+  const std::vector<PartialCandidate> found = find_partials(shared);
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0].partial, mine);
+  EXPECT_TRUE(found[0].owner_alive) << "a claimed partial must not look abandoned to another run";
+}
+
 TEST(PartialClaim, AnotherHostsPartialUntouchedForLongIsAbandoned) {
   TempDir dir;
   const std::filesystem::path shared = dir / "abc.hfget-partial";

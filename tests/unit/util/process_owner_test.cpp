@@ -4,6 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "support/temp_dir.hpp"
+
 namespace hfget::util {
 namespace {
 
@@ -23,6 +29,23 @@ TEST(ProcessOwner, RejectsWhatIsNotExactlyAToken) {
   EXPECT_FALSE(parse_owner_token("host-12-beef"));
   EXPECT_FALSE(parse_owner_token("host-x-0000beef"));
   EXPECT_FALSE(parse_owner_token(""));
+}
+
+// After a reboot a partial file's owner PID often names another, newer process. That process started after
+// the file was last written, so it is not the owner. This test process plays the newer process.
+TEST(ProcessOwner, AProcessThatStartedAfterTheFilesWereLastWrittenIsNotTheirOwner) {
+  test_support::TempDir dir;
+  const std::filesystem::path partial = dir / "partial";
+  std::ofstream(partial) << "bytes";
+  const std::optional<ProcessOwner> owner = parse_owner_token(new_owner_token());
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_TRUE(owner_may_be_alive(*owner, {partial})) << "written after this process started: it may be the owner";
+  std::filesystem::last_write_time(partial, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  EXPECT_FALSE(owner_may_be_alive(*owner, {partial})) << "written an hour before this process started";
+  EXPECT_FALSE(owner_may_be_alive(*owner, {partial, dir / "journal-not-there"})) << "a missing file does not count";
+  std::ofstream(dir / "journal") << "fresh";
+  EXPECT_TRUE(owner_may_be_alive(*owner, {partial, dir / "journal"})) << "the newest of the files counts";
+  EXPECT_TRUE(owner_may_be_alive(*owner, {dir / "nothing-here"})) << "no file to compare with: presumed alive";
 }
 
 TEST(ProcessOwner, AnotherHostsOwnerIsAliveOnlyWhileItsFilesAreFresh) {
