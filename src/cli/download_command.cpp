@@ -188,10 +188,16 @@ void print_summary(const DownloadReport& report, const DownloadOptions& options,
     if (to_stderr) std::fputs(fmt::format("{} {}\n", utc_timestamp(), line).c_str(), stderr);
     if (log_file_writer) (*log_file_writer)(line);
   };
-  say(fmt::format(
-      "{} {} file(s), {}: {} downloaded ({}) in {:.1f}s, {} already complete", options.offline ? "found" : "fetched",
-      report.files.size(), util::format_bytes_both(report.bytes_selected), report.files_fetched,
-      util::format_bytes_both(report.bytes_received), report.elapsed.count(), report.files_already_complete));
+  // The average over the whole run (listing and checks included): what a deploy log is read for afterwards.
+  const double seconds = report.elapsed.count();
+  const std::string rate =
+      report.bytes_received > 0 && seconds > 0
+          ? fmt::format(" at {}", util::format_rate(static_cast<double>(report.bytes_received) / seconds))
+          : "";
+  say(fmt::format("{} {} file(s), {}: {} downloaded ({}) in {:.1f}s{}, {} already complete",
+                  options.offline ? "found" : "fetched", report.files.size(),
+                  util::format_bytes_both(report.bytes_selected), report.files_fetched,
+                  util::format_bytes_both(report.bytes_received), seconds, rate, report.files_already_complete));
   std::string passed;
   for (const CheckResult& check : report.checks.checks) {
     if (check.status == CheckStatus::kPass) passed += (passed.empty() ? "" : ", ") + check.name;

@@ -396,6 +396,10 @@ class ProgressOutputTest(HfgetTestCase):
         log_texts = self.assertPlainLines(log.read_text().splitlines(keepends=True), "log file")
         summary = [t for t in stderr_texts if t.startswith(("fetched ", "checks passed", "warning: "))]
         self.assertTrue(summary, f"stderr has the summary lines:\n{result.stderr}")
+        fetched = [t for t in summary if t.startswith("fetched ")]
+        self.assertEqual(len(fetched), 1, result.stderr)
+        self.assertRegex(fetched[0], r" downloaded \(.+\) in \d+\.\ds at [\d.]+ [kMG]?B/s, \d+ already complete$",
+                         "the closing line gives the run's average rate")
         for line in summary:
             self.assertIn(line, log_texts, "a summary line on stderr is missing from --log-file")
 
