@@ -7,6 +7,8 @@
 namespace hfget::cli {
 namespace {
 
+constexpr std::size_t kNamedInFlight = 2;
+
 class LogLineView final : public ProgressView {
  public:
   LogLineView(LineWriter writer, std::chrono::seconds interval, bool report_outcome)
@@ -14,8 +16,12 @@ class LogLineView final : public ProgressView {
 
   std::chrono::milliseconds period() const override { return interval_; }
 
+  // The periodic line also names the files the download will wait for last: in a log, the first thing to
+  // look at when the end seems to drag.
   void tick(const ProgressSnapshot& snapshot) override {
-    if (snapshot.planned) writer_(status_line(snapshot));
+    if (!snapshot.planned) return;
+    const std::string in_flight = in_flight_summary(snapshot, kNamedInFlight);
+    writer_(in_flight.empty() ? status_line(snapshot) : fmt::format("{}  {}", status_line(snapshot), in_flight));
   }
 
   void event(const ProgressEvent& event, const ProgressSnapshot& snapshot) override {

@@ -65,6 +65,9 @@ std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, s
 
 /// "23/64 shards  30/70 files  210.4 GiB / 547.0 GiB (38.5%)  612.0 MB/s  ETA 9m12s"
 std::string status_line(const ProgressSnapshot& snapshot);
+/// "in flight: model-00063-of-00064.safetensors 12%, … (+3 more)": the `named` files in flight with the most
+/// left, i.e. those the download will wait for last; empty when none is in flight.
+std::string in_flight_summary(const ProgressSnapshot& snapshot, std::size_t named);
 /// "2026-11-29T14:02:10Z": UTC, so lines from servers in different zones compare.
 std::string utc_timestamp(std::chrono::system_clock::time_point time = std::chrono::system_clock::now());
 

@@ -37,7 +37,9 @@ RATE_PER_CONNECTION = "256k"
 
 TIMESTAMPED = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (.*)$")
 # "1/2 shards  10/12 files  587.8 KiB / 1.2 MiB (46.0%)  650.2 kB/s  ETA 1s" (shards only when there are some)
-STATUS = re.compile(r"^(\d+/\d+ shards  )?\d+/\d+ files  \S+ \S+ / \S+ \S+ \(\d+\.\d%\)  \S+ \S+  ETA \S+$")
+# The periodic line may add the files in flight with the most left: "  in flight: a 12%, b 40% (+1 more)".
+STATUS = re.compile(r"^(\d+/\d+ shards  )?\d+/\d+ files  \S+ \S+ / \S+ \S+ \(\d+\.\d%\)  \S+ \S+  ETA \S+"
+                    r"(  in flight: \S+ \d+%(, \S+ \d+%)?( \(\+\d+ more\))?)?$")
 COUNTERS = ("files_done", "files_total", "shards_done", "shards_total", "bytes_done", "bytes_total",
             "bytes_this_run", "rate_bytes_per_second", "eta_seconds")
 EVENTS = {"start", "file_started", "file_done", "progress", "retry", "error", "waiting", "done", "log"}
@@ -203,6 +205,10 @@ class ProgressOutputTest(HfgetTestCase):
         gaps = [b - a for a, b in zip(status_times, status_times[1:])]
         for gap in gaps:
             self.assertTrue(0.6 <= gap <= 1.7, f"status lines should come every ~1 s, gaps {gaps}\n{stderr}")
+        # A periodic line names files still in flight (the slow repo's files take seconds each).
+        named = [m.group(1) for t in texts for m in [re.search(r"  in flight: (\S+) \d+%", t)] if m]
+        self.assertTrue(named, f"no status line named a file in flight:\n{stderr}")
+        self.assertTrue(set(named) <= set(self.slow_files), named)
 
     def test_plain_lines_on_a_terminal_with_hf_hub_disable_progress_bars_or_progress_lines(self):
         target = self.hub.new_dir("local")
