@@ -70,5 +70,7 @@ std::string status_line(const ProgressSnapshot& snapshot);
 std::string in_flight_summary(const ProgressSnapshot& snapshot, std::size_t named);
 /// "2026-11-29T14:02:10Z": UTC, so lines from servers in different zones compare.
 std::string utc_timestamp(std::chrono::system_clock::time_point time = std::chrono::system_clock::now());
+/// The time a utc_timestamp() names ("2026-11-29T14:03:05Z"); nullopt for anything else.
+std::optional<std::chrono::system_clock::time_point> parse_utc_timestamp(const std::string& text);
 
 }  // namespace hfget::cli

@@ -10,6 +10,7 @@
 
 #include "cli/progress_views.hpp"
 #include "util/atomic_file.hpp"
+#include "util/process_owner.hpp"
 #include "util/read_text_file.hpp"
 
 namespace hfget::cli {
@@ -50,7 +51,9 @@ class StateFileView final : public ProgressView {
     if (!snapshot.planned) {
       if (!detached_) return;
       const std::optional<DownloadState> current = read_state_file(path_);
-      if (current && current->state == "running" && current->pid != ::getpid() && process_alive(current->pid)) return;
+      if (current && current->state == "running" && current->pid != ::getpid() &&
+          process_alive(current->pid, current->started_at))
+        return;
     }
     write(snapshot, outcome.state, outcome.exit_code, outcome.error);
   }
@@ -111,18 +114,25 @@ std::optional<DownloadState> read_state_file(const std::filesystem::path& path) 
   if (pid == data->end() || !pid->is_number_integer() || name == data->end() || !name->is_string()) return std::nullopt;
   state.pid = pid->get<long>();
   state.state = name->get<std::string>();
+  const auto started = data->find("started_at");
+  if (started != data->end() && started->is_string())
+    state.started_at = parse_utc_timestamp(started->get<std::string>());
   const auto code = data->find("exit_code");
   if (code != data->end() && code->is_number_integer()) state.exit_code = code->get<int>();
   state.fields = std::move(*data);
   return state;
 }
 
-std::optional<long> read_detached_pid(const std::filesystem::path& state_dir) {
+std::optional<DetachedLaunch> read_detached_launch(const std::filesystem::path& state_dir) {
   std::optional<nlohmann::json> data = read_json(detached_file_path(state_dir));
   if (!data) return std::nullopt;
   const auto pid = data->find("pid");
   if (pid == data->end() || !pid->is_number_integer()) return std::nullopt;
-  return pid->get<long>();
+  DetachedLaunch launch{pid->get<long>(), std::nullopt};
+  const auto started = data->find("started_at");
+  if (started != data->end() && started->is_string())
+    launch.started_at = parse_utc_timestamp(started->get<std::string>());
+  return launch;
 }
 
 void write_detached_pid(const std::filesystem::path& state_dir, long pid) {
@@ -130,9 +140,10 @@ void write_detached_pid(const std::filesystem::path& state_dir, long pid) {
                               nlohmann::json({{"pid", pid}, {"started_at", utc_timestamp()}}).dump() + "\n");
 }
 
-bool process_alive(long pid) {
+bool process_alive(long pid, std::optional<std::chrono::system_clock::time_point> running_at) {
   if (pid <= 0) return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  if (running_at && util::started_after(pid, *running_at)) return false;
   // A killed process nobody has reaped yet (a daemon whose parent is a container's PID 1 that does not reap)
   // still answers kill(pid, 0): read its state from /proc, where 'Z' means it is gone.
   std::ifstream stat(fmt::format("/proc/{}/stat", pid));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,7 +13,8 @@ namespace hfget::cli {
 /// target lock, atomically, every 2 s and once at the end. Field names are documented in docs/deployment.md.
 struct DownloadState {
   long pid = 0;
-  std::string state;  // "running", "done", "failed", "interrupted"
+  std::optional<std::chrono::system_clock::time_point> started_at;  // the run was under way by then
+  std::string state;                                                // "running", "done", "failed", "interrupted"
   std::optional<int> exit_code;
   nlohmann::json fields;  // everything, as written
 };
@@ -22,12 +24,17 @@ std::filesystem::path state_file_path(const std::filesystem::path& state_dir);
 std::filesystem::path detached_file_path(const std::filesystem::path& state_dir);
 
 std::optional<DownloadState> read_state_file(const std::filesystem::path& path);
-/// The PID recorded in detached.json, if any.
-std::optional<long> read_detached_pid(const std::filesystem::path& state_dir);
+/// What detached.json records: the launched process, and a time by which it was running.
+struct DetachedLaunch {
+  long pid = 0;
+  std::optional<std::chrono::system_clock::time_point> started_at;
+};
+std::optional<DetachedLaunch> read_detached_launch(const std::filesystem::path& state_dir);
 void write_detached_pid(const std::filesystem::path& state_dir, long pid);
 
-/// True while a process with this PID exists (it may belong to someone else after a reboot; the state file's
-/// start time makes that unlikely to matter).
-bool process_alive(long pid);
+/// True while the process a record names exists and is still that process: a live, non-zombie process with
+/// this PID that did not start after `running_at` (PIDs are reused, after a reboot above all: a download the
+/// reboot killed must read as died, not as running under someone else's PID).
+bool process_alive(long pid, std::optional<std::chrono::system_clock::time_point> running_at);
 
 }  // namespace hfget::cli

@@ -43,10 +43,11 @@ struct Observation {
 Observation observe(const std::filesystem::path& state_dir) {
   Observation seen;
   seen.state = read_state_file(state_file_path(state_dir));
-  seen.detached_pid = read_detached_pid(state_dir);
-  const bool detached_alive = seen.detached_pid && process_alive(*seen.detached_pid);
+  const std::optional<DetachedLaunch> launch = read_detached_launch(state_dir);
+  if (launch) seen.detached_pid = launch->pid;
+  const bool detached_alive = launch && process_alive(launch->pid, launch->started_at);
   if (seen.state && seen.state->state == "running") {
-    seen.phase = process_alive(seen.state->pid) ? Phase::kRunning : Phase::kDied;
+    seen.phase = process_alive(seen.state->pid, seen.state->started_at) ? Phase::kRunning : Phase::kDied;
     if (seen.phase == Phase::kDied && detached_alive && *seen.detached_pid != seen.state->pid)
       seen.phase = Phase::kStarting;
     return seen;

@@ -75,8 +75,8 @@ std::optional<std::chrono::system_clock::time_point> start_time(long pid) {
   return std::nullopt;
 }
 
-// PIDs are reused, after a reboot first of all: a process that started after the owner's files were last
-// written is not their owner. False when it cannot be told (no file, no /proc): the owner is then presumed alive.
+// A process that started after the owner's files were last written is not their owner. False when it cannot be told (no
+// file, no /proc): the owner is then presumed alive.
 bool started_after_last_write(long pid, std::initializer_list<std::filesystem::path> files) {
   std::optional<std::chrono::system_clock::time_point> last_write;
   for (const std::filesystem::path& file : files) {
@@ -86,12 +86,15 @@ bool started_after_last_write(long pid, std::initializer_list<std::filesystem::p
                                                                 std::chrono::nanoseconds(info.st_mtim.tv_nsec));
     last_write = last_write ? std::max(*last_write, modified) : modified;
   }
-  if (!last_write) return false;
-  const std::optional<std::chrono::system_clock::time_point> started = start_time(pid);
-  return started && *started > *last_write + kClockSlack;
+  return last_write && started_after(pid, *last_write);
 }
 
 }  // namespace
+
+bool started_after(long pid, std::chrono::system_clock::time_point moment) {
+  const std::optional<std::chrono::system_clock::time_point> started = start_time(pid);
+  return started && *started > moment + kClockSlack;
+}
 
 std::string new_owner_token() {
   return fmt::format("{}-{}-{:08x}", host_name(), ::getpid(), static_cast<std::uint32_t>(thread_random()()));

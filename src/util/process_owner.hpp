@@ -31,4 +31,9 @@ inline constexpr std::chrono::minutes kForeignOwnerStaleAfter{10};
 /// modified within kForeignOwnerStaleAfter.
 bool owner_may_be_alive(const ProcessOwner& owner, std::initializer_list<std::filesystem::path> files);
 
+/// True when process `pid` of this host started more than a few seconds after `moment` (by /proc): it cannot
+/// be a process that was already running then. PIDs are reused, after a reboot above all. False when that
+/// cannot be told.
+bool started_after(long pid, std::chrono::system_clock::time_point moment);
+
 }  // namespace hfget::util

@@ -548,6 +548,30 @@ class DetachTest(HfgetTestCase):
         self.assertEqual(state["state"], "died", state)
         self.assertEqual(waited.code, 1, waited.describe())
 
+    def test_status_says_died_after_a_reboot_gave_the_pid_to_another_process(self):
+        home = self.hub.new_dir("home")
+        target = self.hub.new_dir("local")
+        running = self.start_slow(target, home)
+        self.wait_for_running_state(state_dir_of_local(target), running.process.pid)
+        running.kill()
+        running.wait(timeout=10)
+        # As after a reboot: the state still says running, an hour ago, and its PID now names a live process
+        # that started since (here a sleep).
+        newer = subprocess.Popen(["sleep", "300"])
+        self.addCleanup(newer.wait)
+        self.addCleanup(newer.kill)
+        state_file = state_dir_of_local(target) / "state.json"
+        recorded = json.loads(state_file.read_text())
+        an_hour_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600))
+        recorded.update({"pid": newer.pid, "started_at": an_hour_ago})
+        state_file.write_text(json.dumps(recorded))
+
+        state = self.status_json(target, home)
+        self.assertEqual((state["state"], state["alive"], state["pid"]), ("died", False, newer.pid), state)
+        waited = self.hfget(["wait", target, "--timeout", "20"], home, timeout=30)
+        self.assertEqual(waited.code, 1, f"wait on a download the reboot killed exits 1\n{waited.describe()}")
+        self.assertLess(waited.elapsed, 3, "wait must not wait for another process that has the old PID")
+
     def test_wait_timeout_exits_124_and_the_download_goes_on(self):
         home = self.hub.new_dir("home")
         target = self.hub.new_dir("local")
