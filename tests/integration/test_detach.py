@@ -515,14 +515,19 @@ class DetachTest(HfgetTestCase):
             self.assertEqual(result.code, 3, f"{args}: {result.describe()}")
             self.assertLess(result.elapsed, 5, args)
 
-    def test_status_says_died_after_kill_9_and_wait_returns(self):
-        home = self.hub.new_dir("home")
-        target = self.hub.new_dir("local")
+    def start_then_kill_9(self, target: Path, home: Path):
+        """A slow download killed once its state says running, and reaped: its PID is gone."""
         running = self.start_slow(target, home)
         self.wait_for_running_state(state_dir_of_local(target), running.process.pid)
         running.kill()
-        killed = running.wait(timeout=10)   # reaped: the PID is gone
+        killed = running.wait(timeout=10)
         self.assertEqual(killed.code, -signal.SIGKILL)
+        return running
+
+    def test_status_says_died_after_kill_9_and_wait_returns(self):
+        home = self.hub.new_dir("home")
+        target = self.hub.new_dir("local")
+        running = self.start_then_kill_9(target, home)
 
         text = self.hfget(["status", target], home, timeout=15)
         self.assertEqual(text.code, 0, text.describe())
@@ -551,10 +556,7 @@ class DetachTest(HfgetTestCase):
     def test_status_says_died_after_a_reboot_gave_the_pid_to_another_process(self):
         home = self.hub.new_dir("home")
         target = self.hub.new_dir("local")
-        running = self.start_slow(target, home)
-        self.wait_for_running_state(state_dir_of_local(target), running.process.pid)
-        running.kill()
-        running.wait(timeout=10)
+        self.start_then_kill_9(target, home)
         # As after a reboot: the state still says running, an hour ago, and its PID now names a live process
         # that started since (here a sleep).
         newer = subprocess.Popen(["sleep", "300"])
