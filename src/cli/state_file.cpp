@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 
 #include "cli/progress_views.hpp"
 #include "util/atomic_file.hpp"
@@ -96,6 +95,13 @@ class StateFileView final : public ProgressView {
   std::string started_at_;
 };
 
+// Both records say when their process was already running, in the same form.
+std::optional<std::chrono::system_clock::time_point> started_at_of(const nlohmann::json& record) {
+  const auto started = record.find("started_at");
+  if (started == record.end() || !started->is_string()) return std::nullopt;
+  return parse_utc_timestamp(started->get<std::string>());
+}
+
 }  // namespace
 
 std::filesystem::path state_file_path(const std::filesystem::path& state_dir) {
@@ -114,9 +120,7 @@ std::optional<DownloadState> read_state_file(const std::filesystem::path& path) 
   if (pid == data->end() || !pid->is_number_integer() || name == data->end() || !name->is_string()) return std::nullopt;
   state.pid = pid->get<long>();
   state.state = name->get<std::string>();
-  const auto started = data->find("started_at");
-  if (started != data->end() && started->is_string())
-    state.started_at = parse_utc_timestamp(started->get<std::string>());
+  state.started_at = started_at_of(*data);
   const auto code = data->find("exit_code");
   if (code != data->end() && code->is_number_integer()) state.exit_code = code->get<int>();
   state.fields = std::move(*data);
@@ -128,11 +132,7 @@ std::optional<DetachedLaunch> read_detached_launch(const std::filesystem::path& 
   if (!data) return std::nullopt;
   const auto pid = data->find("pid");
   if (pid == data->end() || !pid->is_number_integer()) return std::nullopt;
-  DetachedLaunch launch{pid->get<long>(), std::nullopt};
-  const auto started = data->find("started_at");
-  if (started != data->end() && started->is_string())
-    launch.started_at = parse_utc_timestamp(started->get<std::string>());
-  return launch;
+  return DetachedLaunch{pid->get<long>(), started_at_of(*data)};
 }
 
 void write_detached_pid(const std::filesystem::path& state_dir, long pid) {
@@ -143,14 +143,11 @@ void write_detached_pid(const std::filesystem::path& state_dir, long pid) {
 bool process_alive(long pid, std::optional<std::chrono::system_clock::time_point> running_at) {
   if (pid <= 0) return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
-  if (running_at && util::started_after(pid, *running_at)) return false;
   // A killed process nobody has reaped yet (a daemon whose parent is a container's PID 1 that does not reap)
-  // still answers kill(pid, 0): read its state from /proc, where 'Z' means it is gone.
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const std::size_t close = line.rfind(')');
-  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+  // still answers kill(pid, 0); /proc says 'Z' for it. What /proc does not show is presumed alive.
+  const std::optional<util::ProcessStat> process = util::read_process_stat(pid);
+  if (!process) return true;
+  return process->state != 'Z' && !(running_at && util::started_after(*process, *running_at));
 }
 
 std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, std::string repo, std::string revision,

@@ -55,26 +55,6 @@ std::optional<std::chrono::system_clock::time_point> boot_time() {
   return std::chrono::system_clock::time_point(std::chrono::seconds(seconds));
 }
 
-// When process `pid` of this host started, by the wall clock; nullopt when that cannot be told.
-std::optional<std::chrono::system_clock::time_point> start_time(long pid) {
-  const std::optional<std::string> stat = read_text_file(fmt::format("/proc/{}/stat", pid), 64 << 10);
-  const std::optional<std::chrono::system_clock::time_point> booted = boot_time();
-  const long ticks_per_second = ::sysconf(_SC_CLK_TCK);
-  if (!stat || !booted || ticks_per_second <= 0) return std::nullopt;
-  // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' are fixed:
-  // state is field 3, starttime field 22 (proc(5)).
-  const std::size_t name_end = stat->rfind(')');
-  if (name_end == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat->substr(name_end + 1));
-  std::string field;
-  for (int number = 3; number <= 22 && fields >> field; ++number) {
-    if (number < 22) continue;
-    const unsigned long long ticks = std::strtoull(field.c_str(), nullptr, 10);
-    return *booted + std::chrono::milliseconds(ticks * 1000 / static_cast<unsigned long long>(ticks_per_second));
-  }
-  return std::nullopt;
-}
-
 // A process that started after the owner's files were last written is not their owner. False when it cannot be told (no
 // file, no /proc): the owner is then presumed alive.
 bool started_after_last_write(long pid, std::initializer_list<std::filesystem::path> files) {
@@ -91,9 +71,36 @@ bool started_after_last_write(long pid, std::initializer_list<std::filesystem::p
 
 }  // namespace
 
+std::optional<ProcessStat> read_process_stat(long pid) {
+  const std::optional<std::string> stat = read_text_file(fmt::format("/proc/{}/stat", pid), 64 << 10);
+  if (!stat) return std::nullopt;
+  // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' are fixed:
+  // state is field 3, starttime (clock ticks after boot) field 22 (proc(5)).
+  const std::size_t name_end = stat->rfind(')');
+  if (name_end == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat->substr(name_end + 1));
+  std::string field;
+  if (!(fields >> field) || field.size() != 1) return std::nullopt;
+  ProcessStat result{field[0], std::nullopt};
+  for (int number = 4; number <= 22 && fields >> field; ++number) {
+    if (number < 22) continue;
+    const std::optional<std::chrono::system_clock::time_point> booted = boot_time();
+    const long ticks_per_second = ::sysconf(_SC_CLK_TCK);
+    if (!booted || ticks_per_second <= 0) break;
+    const unsigned long long ticks = std::strtoull(field.c_str(), nullptr, 10);
+    result.started =
+        *booted + std::chrono::milliseconds(ticks * 1000 / static_cast<unsigned long long>(ticks_per_second));
+  }
+  return result;
+}
+
+bool started_after(const ProcessStat& process, std::chrono::system_clock::time_point moment) {
+  return process.started && *process.started > moment + kClockSlack;
+}
+
 bool started_after(long pid, std::chrono::system_clock::time_point moment) {
-  const std::optional<std::chrono::system_clock::time_point> started = start_time(pid);
-  return started && *started > moment + kClockSlack;
+  const std::optional<ProcessStat> process = read_process_stat(pid);
+  return process && started_after(*process, moment);
 }
 
 std::string new_owner_token() {

@@ -31,9 +31,17 @@ inline constexpr std::chrono::minutes kForeignOwnerStaleAfter{10};
 /// modified within kForeignOwnerStaleAfter.
 bool owner_may_be_alive(const ProcessOwner& owner, std::initializer_list<std::filesystem::path> files);
 
-/// True when process `pid` of this host started more than a few seconds after `moment` (by /proc): it cannot
-/// be a process that was already running then. PIDs are reused, after a reboot above all. False when that
-/// cannot be told.
+/// What /proc says of a process of this host.
+struct ProcessStat {
+  char state = '?';                                              // 'Z': a zombie, gone but not reaped
+  std::optional<std::chrono::system_clock::time_point> started;  // by the wall clock
+};
+/// nullopt when there is no such process, or /proc does not show it.
+std::optional<ProcessStat> read_process_stat(long pid);
+
+/// True when the process started more than a few seconds after `moment`: it cannot be a process that was
+/// already running then. PIDs are reused, after a reboot above all. False when that cannot be told.
+bool started_after(const ProcessStat& process, std::chrono::system_clock::time_point moment);
 bool started_after(long pid, std::chrono::system_clock::time_point moment);
 
 }  // namespace hfget::util

@@ -48,6 +48,16 @@ TEST(ProcessOwner, AProcessThatStartedAfterTheFilesWereLastWrittenIsNotTheirOwne
   EXPECT_TRUE(owner_may_be_alive(*owner, {dir / "nothing-here"})) << "no file to compare with: presumed alive";
 }
 
+TEST(ProcessOwner, ProcShowsThisProcessRunningAndStartedBeforeNow) {
+  const std::optional<ProcessStat> self = read_process_stat(::getpid());
+  ASSERT_TRUE(self.has_value());
+  EXPECT_NE(self->state, 'Z');
+  ASSERT_TRUE(self->started.has_value());
+  EXPECT_LE(*self->started, std::chrono::system_clock::now() + std::chrono::seconds(2));
+  EXPECT_FALSE(started_after(*self, std::chrono::system_clock::now()));
+  EXPECT_TRUE(started_after(*self, std::chrono::system_clock::now() - std::chrono::hours(24 * 365 * 30)));
+}
+
 TEST(ProcessOwner, AnotherHostsOwnerIsAliveOnlyWhileItsFilesAreFresh) {
   const ProcessOwner elsewhere{"otherhost", 12};
   EXPECT_FALSE(owner_may_be_alive(elsewhere, {"/nonexistent/file"}));
