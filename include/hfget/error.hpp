@@ -25,12 +25,19 @@ enum class ErrorCode {
 
 std::string_view to_string(ErrorCode code) noexcept;
 
+namespace detail {
+/// `message` made safe to print: control and bidi characters escaped (a path or header value a server chose
+/// may hold them), registered secrets redacted (a server may echo the token). See src/util/printable.hpp.
+std::string printable_message(const std::string& message);
+}  // namespace detail
+
 /// The one exception type of the library: "this operation cannot continue", with a category the CLI can map
-/// and the file it concerns, if any. The message names the cause; it never contains a token.
+/// and the file it concerns, if any. The message names the cause; it never contains a token or a control
+/// character, whatever the server put into the strings it is made of (the constructor sees to both).
 class Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message, std::filesystem::path file = {})
-      : std::runtime_error(message), code_(code), file_(std::move(file)) {}
+      : std::runtime_error(detail::printable_message(message)), code_(code), file_(std::move(file)) {}
 
   ErrorCode code() const noexcept { return code_; }
   const std::filesystem::path& file() const noexcept { return file_; }

@@ -88,7 +88,7 @@ void print_json(const CacheScan& scan) {
                                    {"size_on_disk", scan.size_on_disk},
                                    {"repos", std::move(repos)},
                                    {"warnings", std::move(warnings)}};
-  fmt::print("{}\n", document.dump(2));
+  fmt::print("{}\n", document.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace

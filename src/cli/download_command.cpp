@@ -20,6 +20,7 @@
 #include "cli/detach.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/hub_options.hpp"
+#include "cli/printable_log_formatter.hpp"
 #include "cli/progress_reporter.hpp"
 #include "cli/state_file.hpp"
 #include "cli/target.hpp"
@@ -97,9 +98,10 @@ class JsonLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     const nlohmann::json line = {{"event", "log"},
                                  {"level", std::string(spdlog::level::to_string_view(message.level).data(),
                                                        spdlog::level::to_string_view(message.level).size())},
-                                 {"message", std::string(message.payload.data(), message.payload.size())},
+                                 {"message", printable_payload(message)},
                                  {"time", utc_timestamp(message.time)}};
-    std::fputs((line.dump() + "\n").c_str(), stderr);
+    std::fputs((line.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n").c_str(),
+               stderr);
   }
   void flush_() override { std::fflush(stderr); }
 };
@@ -128,11 +130,9 @@ std::optional<LineWriter> configure_logging(const DownloadFlags& flags) {
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
   // Each sink has its own format (set last, the logger would override it), in UTC like the progress lines.
-  stderr_sink->set_formatter(
-      std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%SZ %l %v", spdlog::pattern_time_type::utc));
+  stderr_sink->set_formatter(std::make_unique<PrintableLogFormatter>("%Y-%m-%dT%H:%M:%SZ %l %v"));
   if (!progress_logger) return std::nullopt;
-  sinks.back()->set_formatter(
-      std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%SZ %v", spdlog::pattern_time_type::utc));
+  sinks.back()->set_formatter(std::make_unique<PrintableLogFormatter>("%Y-%m-%dT%H:%M:%SZ %v"));
   return LineWriter([progress_logger](const std::string& line) { progress_logger->info(line); });
 }
 
@@ -216,6 +216,18 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
   const DownloadOptions options = to_options(flags, env);
   const std::optional<LineWriter> log_file_writer = configure_logging(flags);
   ProgressReporter reporter(make_views(flags, options, env, log_file_writer));
+  // Every failure ends the same way: the state record, the progress views, one error line, the exit code.
+  const auto fail = [&](const Error& error) {
+    const bool interrupted = error.code() == ErrorCode::kInterrupted;
+    const int code = interrupted ? context.interrupted_exit_code() : exit_code_for(error.code());
+    reporter.finish({code, interrupted ? "interrupted" : "failed", error.what(), ""});
+    if (flags.progress != "json") {
+      std::fprintf(stderr, "hfget: error: %s\n", error.what());
+      if (interrupted) std::fputs("hfget: partial files are kept; run the same command again to resume\n", stderr);
+    }
+    spdlog::default_logger()->flush();
+    return code;
+  };
   try {
     const DownloadReport report = download(options, reporter, context.stop);
     reporter.finish({0, "done", "", report.snapshot_path.string()});
@@ -229,15 +241,11 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
     std::fflush(stdout);
     return kExitSuccess;
   } catch (const Error& error) {
-    const bool interrupted = error.code() == ErrorCode::kInterrupted;
-    const int code = interrupted ? context.interrupted_exit_code() : exit_code_for(error.code());
-    reporter.finish({code, interrupted ? "interrupted" : "failed", error.what(), ""});
-    if (flags.progress != "json") {
-      std::fprintf(stderr, "hfget: error: %s\n", error.what());
-      if (interrupted) std::fputs("hfget: partial files are kept; run the same command again to resume\n", stderr);
-    }
-    spdlog::default_logger()->flush();
-    return code;
+    return fail(error);
+  } catch (const std::bad_alloc&) {
+    return fail(Error(ErrorCode::kInternal, "out of memory; partial files are kept"));
+  } catch (const std::exception& error) {
+    return fail(Error(ErrorCode::kInternal, error.what()));
   }
 }
 

@@ -83,7 +83,8 @@ class JsonLinesView final : public ProgressView {
     line["event"] = name;
     line["time"] = utc_timestamp(
         snapshot.now == std::chrono::system_clock::time_point{} ? std::chrono::system_clock::now() : snapshot.now);
-    std::fputs((line.dump() + "\n").c_str(), out_);
+    std::fputs((line.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n").c_str(),
+               out_);
     std::fflush(out_);
   }
 

@@ -54,7 +54,7 @@ Listing fetch_listing(const LsFlags& flags, const RunContext& context) {
   transport.ca_path = access.ca_path;
   hub::HubClient hub({access.endpoint, access.token, transport, 8, env.retry_base_delay}, context.stop);
   listing.commit = hub.resolve_commit(listing.repo, flags.revision);
-  const std::vector<RemoteFile> files = hub.list_files(listing.repo, listing.commit);
+  std::vector<RemoteFile> files = hub.list_files(listing.repo, listing.commit);
   store::validate_listing(files);
   listing.files_in_repo = files.size();
   listing.selected = transfer::select_files(files, FileSelection{{}, flags.include, flags.exclude});
@@ -115,7 +115,7 @@ void print_json(const Listing& listing) {
       {"total_bytes", listing.total_bytes},     {"lfs_files", listing.lfs_files},
       {"lfs_bytes", listing.lfs_bytes},         {"files", std::move(files)},
       {"shard_sets", std::move(shard_sets)}};
-  fmt::print("{}\n", document.dump(2));
+  fmt::print("{}\n", document.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "cli/download_command.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/ls_command.hpp"
+#include "cli/printable_log_formatter.hpp"
 #include "cli/signals.hpp"
 #include "cli/status_command.hpp"
 #include "cli/verify_command.hpp"
@@ -24,7 +25,7 @@ namespace {
 
 void configure_default_logging() {
   auto logger = spdlog::stderr_logger_mt("hfget-cli");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%SZ %l %v", spdlog::pattern_time_type::utc);
+  logger->set_formatter(std::make_unique<hfget::cli::PrintableLogFormatter>("%Y-%m-%dT%H:%M:%SZ %l %v"));
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::warn);
 }

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "util/printable.hpp"
+#include "util/secrets.hpp"
+
 namespace hfget::cli {
 namespace {
 
@@ -73,7 +76,8 @@ void ProgressReporter::on_retry(const RemoteFile& file, int attempt, std::string
   std::lock_guard lock(mutex_);
   ProgressEvent event = event_for(ProgressEvent::Kind::kRetry, &file);
   event.attempt = attempt;
-  event.message = std::string(reason);
+  // The reason quotes what the server sent (a status, a Content-Range): the views print it as it is.
+  event.message = util::printable(util::redact_secrets(std::string(reason)), 1024);
   event.delay_seconds = static_cast<double>(delay.count()) / 1000.0;
   dispatch(event);
 }

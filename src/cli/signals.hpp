@@ -8,8 +8,9 @@
 namespace hfget::cli {
 
 /// Turns SIGINT and SIGTERM into a stop request that every transfer watches, so partial files are closed
-/// cleanly and stay resumable. A second SIGINT exits at once. Construct it in main() before any other thread
-/// starts: it blocks the signals in every thread and waits for them on its own.
+/// cleanly and stay resumable. A second signal (SIGINT or SIGTERM) exits at once, and so does a process
+/// still running 5 s after the first: partial files are crash-safe, so no step may make a signal wait. Construct it in
+/// main() before any other thread starts: it blocks the signals in every thread and waits for them on its own.
 class SignalWatcher {
  public:
   SignalWatcher();

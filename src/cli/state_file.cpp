@@ -81,7 +81,8 @@ class StateFileView final : public ProgressView {
         {"last_error", error},
     };
     try {
-      util::write_file_atomically(path_, data.dump(1) + "\n");
+      util::write_file_atomically(
+          path_, data.dump(1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n");
     } catch (const std::exception&) {
       // A full disk must not turn a progress report into a failure; the download reports the real error.
     }

@@ -119,7 +119,7 @@ std::string as_json(const Observation& seen) {
   out["alive"] = seen.phase == Phase::kRunning || seen.phase == Phase::kStarting;
   if (seen.phase == Phase::kDied) out["state"] = "died";
   if (seen.detached_pid) out["detached_pid"] = *seen.detached_pid;
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::filesystem::path state_dir_from(const TargetFlags& flags) {

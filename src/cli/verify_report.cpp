@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/byte_size.hpp"
+#include "util/printable.hpp"
 
 namespace hfget::cli {
 namespace {
@@ -30,18 +31,23 @@ double round_to(double value, double unit) {
   return static_cast<double>(static_cast<std::int64_t>(value / unit * 100 + 0.5)) / 100;
 }
 
+// A cause can quote a tensor name or an index key: a malicious repo chooses those, one line each.
+std::string shown(std::string_view text) {
+  return util::printable(text, 4096);
+}
+
 }  // namespace
 
 std::string render_verify_report_text(const VerifyReport& report) {
   std::string out = fmt::format("{}{}commit {} in {}\n", report.repo, report.repo.empty() ? "" : " @ ", report.commit,
                                 report.root.string());
   for (const CheckResult& check : report.checks) {
-    out += fmt::format("  {:<4}  {:<20} {}\n", upper(to_string(check.status)), check.name, check.detail);
+    out += fmt::format("  {:<4}  {:<20} {}\n", upper(to_string(check.status)), check.name, shown(check.detail));
   }
   // One line per bad file and cause, naming every check that saw it (a missing shard fails two checks).
   std::vector<std::pair<std::string, std::string>> lines;
   for (const FileProblem& problem : report.problems) {
-    const std::string head = fmt::format("{}: {}", problem.path, problem.cause);
+    const std::string head = fmt::format("{}: {}", shown(problem.path), shown(problem.cause));
     const auto same = std::find_if(lines.begin(), lines.end(), [&](const auto& line) { return line.first == head; });
     if (same == lines.end()) {
       lines.emplace_back(head, problem.check);
@@ -95,7 +101,7 @@ std::string render_verify_report_json(const VerifyReport& report) {
         {"elapsed_seconds", report.elapsed.count()},
         {"hash_bytes_per_second", hash_rate(report)}}},
   };
-  return document.dump(2) + "\n";
+  return document.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace hfget::cli

@@ -39,8 +39,8 @@ class Layout {
   virtual void link_existing(const RemoteFile& file) = 0;
   /// A file at its final path without (valid) metadata — copied in by hand, or published just before a
   /// kill -9 — is hashed once; when it matches the listing it is recorded and true is returned, so it is not
-  /// downloaded again. As the Python client does for local dirs.
-  virtual bool adopt_unrecorded(const RemoteFile& /*file*/) { return false; }
+  /// downloaded again. As the Python client does for local dirs. Throws Error{kInterrupted} on `stop`.
+  virtual bool adopt_unrecorded(const RemoteFile& /*file*/, const std::stop_token& /*stop*/) { return false; }
 
   /// The shared name of the file's partial files: never the final name, never one the Python client prunes
   /// or resumes. Each process writes its own beside it (see store/partial_claim.hpp).

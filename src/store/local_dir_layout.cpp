@@ -18,6 +18,7 @@
 #include "store/file_reads.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
+#include "store/published_files.hpp"
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
 #include "util/atomic_file.hpp"
@@ -34,7 +35,7 @@ double seconds_since_epoch() {
 class LocalDirLayout final : public Layout {
  public:
   LocalDirLayout(std::filesystem::path local_dir, std::string commit)
-      : root_(std::move(local_dir)), commit_(std::move(commit)) {}
+      : root_(std::move(local_dir)), commit_(std::move(commit)), published_(state_dir_in_local_dir(root_)) {}
 
   std::filesystem::path snapshot_path() const override {
     std::error_code error;
@@ -69,11 +70,15 @@ class LocalDirLayout final : public Layout {
       return false;
     }
     const std::optional<DownloadMetadata> metadata = read_download_metadata(metadata_path(file));
-    // The Python client's staleness rule: a file modified after its metadata was written is not trusted.
-    return metadata && metadata->etag == file.etag() && metadata_covers_file(*metadata, final_path);
+    // The Python client's staleness rule (a file modified after its metadata was written is not trusted),
+    // and hfget's own: the metadata is a claim anyone could have written, so only a file hfget itself
+    // checked, unchanged since (same inode, same ctime), skips the hash. Any other is hashed once by
+    // adopt_unrecorded() and recorded then.
+    return metadata && metadata->etag == file.etag() && metadata_covers_file(*metadata, final_path) &&
+           published_.vouches_for(file.path, file.etag(), final_path);
   }
 
-  bool adopt_unrecorded(const RemoteFile& file) override {
+  bool adopt_unrecorded(const RemoteFile& file, const std::stop_token& stop) override {
     struct stat info {};
     const std::filesystem::path final_path = root_ / file.path;
     if (::lstat(final_path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
@@ -82,7 +87,10 @@ class LocalDirLayout final : public Layout {
     }
     crypto::ContentHasher hasher(file);
     try {
-      read_file(final_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
+      read_file(final_path, [&](std::span<const std::byte> bytes) {
+        if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
+        hasher.update(bytes);
+      });
     } catch (const Error& error) {
       // Shrunk while read (someone else is rewriting it): not a copy to adopt; downloading replaces it.
       if (error.code() != ErrorCode::kVerificationFailed) throw;
@@ -90,6 +98,7 @@ class LocalDirLayout final : public Layout {
     }
     if (hasher.finish_hex() != hasher.expected()) return false;
     write_metadata(file);
+    published_.record(file.path, file.etag(), final_path);
     return true;
   }
 
@@ -124,6 +133,7 @@ class LocalDirLayout final : public Layout {
     const std::filesystem::path relative(file.path);
     create_directories_within(root_, relative.parent_path());
     std::move(partial).commit(root_ / relative);
+    published_.record(file.path, file.etag(), root_ / relative);
     write_metadata(file);
     remove_leftovers(file);  // what runs that are gone left for this file
   }
@@ -146,6 +156,7 @@ class LocalDirLayout final : public Layout {
 
   std::filesystem::path root_;
   std::string commit_;
+  PublishedFiles published_;
 };
 
 }  // namespace

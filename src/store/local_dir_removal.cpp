@@ -1,21 +1,29 @@
 // SPDX-License-Identifier: MIT
 // `hfget rm --local-dir DIR` removes what hfget put there and nothing else. A directory counts as hfget's
-// only when .cache/huggingface/hfget/ holds a download record; a file is removed only when a record lists it
-// AND its .metadata says it is unchanged since the download (the Python client's own staleness rule), so a
-// file the user edited, or one the record names but another tool wrote, stays. Then the metadata of the
-// removed files, hfget's partial files and records, and the folders this leaves empty go; anything else
+// only when .cache/huggingface/hfget/ holds a download record; a file is removed only when a record lists it,
+// its .metadata says it is unchanged since the download (the Python client's own staleness rule), AND its
+// bytes are provably the ones hfget checked: either hfget's record of published files vouches for this very
+// inode, unchanged (store/published_files.hpp), or, for a download older than that record, its size and hash
+// match the recorded listing. Records and metadata are plain files that something else could have written
+// (a hostile listing once could); none of them alone is enough to delete a user's file. Then the metadata of
+// the removed files, hfget's partial files and records, and the folders this leaves empty go; anything else
 // stays, and the directory with it.
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "crypto/content_hasher.hpp"
 #include "hfget/cache.hpp"
 #include "hfget/error.hpp"
 #include "store/download_metadata.hpp"
 #include "store/download_record.hpp"
+#include "store/file_reads.hpp"
+#include "store/layout.hpp"
+#include "store/published_files.hpp"
 #include "store/removal_lock.hpp"
 #include "store/remove_within.hpp"
 #include "store/repo_path.hpp"
@@ -81,9 +89,36 @@ std::vector<store::DownloadRecord> read_records(const std::filesystem::path& loc
   return records;
 }
 
+// What can prove a listed file is hfget's: its record of published files, and the listings it recorded.
+struct Evidence {
+  store::PublishedFiles published;
+  std::map<std::string, RemoteFile> listed;  // by path, from trees/<commit>.json of every record
+
+  Evidence(const std::filesystem::path& local_dir, const std::vector<store::DownloadRecord>& records)
+      : published(store::state_dir_in_local_dir(local_dir)) {
+    for (const store::DownloadRecord& record : records) {
+      if (const auto listing = store::recorded_listing_in_local_dir(local_dir, record.commit)) {
+        for (const RemoteFile& file : *listing) listed.emplace(file.path, file);
+      }
+    }
+  }
+};
+
+bool content_matches(const std::filesystem::path& file_path, const RemoteFile& listed) {
+  crypto::ContentHasher hasher(listed);
+  try {
+    store::read_file(file_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
+  } catch (const Error&) {
+    return false;  // unreadable or changing: not provably hfget's
+  }
+  return hasher.finish_hex() == hasher.expected();
+}
+
 // Why a file a record lists is not removed, or nullopt when it is hfget's download, unchanged.
-std::optional<std::string> reason_to_keep(const std::filesystem::path& local_dir, const std::string& path) {
+std::optional<std::string> reason_to_keep(const std::filesystem::path& local_dir, const std::string& path,
+                                          const Evidence& evidence) {
   if (const std::optional<std::string> unsafe = store::unsafe_path_reason(path)) return "unsafe path: " + *unsafe;
+  if (store::is_reserved_metadata_path(path)) return "inside the metadata folder: not a downloaded file";
   if (!reached_through_directories(local_dir, path)) return "a folder on its path is a symlink or not a folder";
   const std::optional<struct stat> info = lstat_of(local_dir / path);
   if (!info || !S_ISREG(info->st_mode)) return "not a regular file";
@@ -91,6 +126,12 @@ std::optional<std::string> reason_to_keep(const std::filesystem::path& local_dir
       store::read_download_metadata(store::download_metadata_path(local_dir, path));
   if (!metadata) return "no download metadata for it";
   if (!store::metadata_covers_file(*metadata, local_dir / path)) return "modified after the download";
+  if (evidence.published.vouches_for(path, metadata->etag, local_dir / path)) return std::nullopt;
+  // Downloaded before hfget kept its record of published files, or written over since: only its bytes tell.
+  const auto listed = evidence.listed.find(path);
+  if (listed == evidence.listed.end()) return "hfget has no record of checking it and no listing to check it against";
+  if (listed->second.size != static_cast<std::uint64_t>(info->st_size)) return "its size is not the listed one";
+  if (!content_matches(local_dir / path, listed->second)) return "its content is not the listed one";
   return std::nullopt;
 }
 
@@ -149,12 +190,13 @@ LocalDirRemovalPlan plan_local_dir_removal(const std::filesystem::path& local_di
   }
   std::set<std::string> listed;
   for (const store::DownloadRecord& record : records) listed.insert(record.selected.begin(), record.selected.end());
+  const Evidence evidence(root, records);
   LocalDirRemovalPlan plan;
   plan.local_dir = root;
   for (const std::string& path : listed) {
     const bool unsafe = store::unsafe_path_reason(path).has_value();
     if (!unsafe && reached_through_directories(root, path) && !lstat_of(root / path)) continue;  // never arrived
-    if (std::optional<std::string> reason = reason_to_keep(root, path)) {
+    if (std::optional<std::string> reason = reason_to_keep(root, path, evidence)) {
       plan.kept.push_back({path, std::move(*reason)});
       continue;
     }

@@ -3,27 +3,59 @@
 #include "store/repo_path.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <set>
 
 #include "hfget/error.hpp"
+#include "util/printable.hpp"
 
 namespace hfget::store {
 namespace {
 
 constexpr std::size_t kMaxPathBytes = 4096;
 constexpr std::size_t kMaxComponentBytes = 255;
+// No Hub repo comes near this (the largest datasets are a few hundred TB); it keeps every sum of listed sizes
+// (the plan, the free-space check, progress) far from overflowing 64 bits.
+constexpr std::uint64_t kMaxListingBytes = std::uint64_t{1} << 53;
 
 std::string printable(std::string_view text) {
-  std::string out;
-  for (const char c : text.substr(0, 120)) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += (byte < 0x20 || byte == 0x7f) ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  return util::printable(text, 120);
+}
+
+char lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+bool equals_ignoring_case(std::string_view text, std::string_view lowercase) {
+  if (text.size() != lowercase.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (lower(text[i]) != lowercase[i]) return false;
   }
-  return out;
+  return true;
+}
+
+// What git itself refuses in a tree (fsck's verify_dotfile): ".git" in any case, also with the trailing dots
+// and spaces Windows drops, and its NTFS short name. A real Hub repo is a git repo and can never list one; a
+// listed .git/config written into a checkout would run the server's core.fsmonitor on the next `git status`.
+bool is_git_directory_name(std::string_view component) {
+  std::string_view name = component;
+  while (!name.empty() && (name.back() == '.' || name.back() == ' ')) name.remove_suffix(1);
+  return equals_ignoring_case(name, ".git") || equals_ignoring_case(component, "git~1");
+}
+
+// ".cache/huggingface" (any case: some filesystems fold it), or below it: where hfget and huggingface_hub keep
+// a local dir's metadata, records and locks.
+bool is_under_metadata_folder(std::string_view path) {
+  const std::size_t first_slash = path.find('/');
+  if (!equals_ignoring_case(path.substr(0, first_slash), ".cache")) return false;
+  if (first_slash == std::string_view::npos) return true;
+  const std::string_view rest = path.substr(first_slash + 1);
+  return equals_ignoring_case(rest.substr(0, rest.find('/')), "huggingface");
 }
 
 }  // namespace
@@ -38,6 +70,7 @@ std::optional<std::string> unsafe_path_reason(std::string_view path) {
     if (byte < 0x20 || byte == 0x7f) return "control character in path";
     if (c == '\\') return "backslash in path";
   }
+  if (util::has_unprintable(path)) return "invalid UTF-8, or an invisible or bidi control character, in path";
   std::string_view rest = path;
   while (true) {
     const std::size_t slash = rest.find('/');
@@ -45,14 +78,36 @@ std::optional<std::string> unsafe_path_reason(std::string_view path) {
     if (component.empty()) return "empty path component";
     if (component == "." || component == "..") return "'.' or '..' path component";
     if (component.size() > kMaxComponentBytes) return "path component longer than 255 bytes";
+    if (is_git_directory_name(component)) return "'.git' path component (git's own files)";
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
   }
   return std::nullopt;
 }
 
-void validate_listing(const std::vector<RemoteFile>& files) {
+bool is_reserved_metadata_path(std::string_view path) {
+  return is_under_metadata_folder(path);
+}
+
+std::vector<std::string> validate_listing(std::vector<RemoteFile>& files) {
+  std::vector<std::string> dropped;
+  std::erase_if(files, [&](const RemoteFile& file) {
+    if (!is_reserved_metadata_path(file.path)) return false;
+    dropped.push_back(printable(file.path));
+    return true;
+  });
+  // A git repo may hold such files (pushed by hand); they are not part of any model and are skipped, said
+  // once, with the first few named.
+  if (!dropped.empty()) {
+    std::string named;
+    for (std::size_t i = 0; i < dropped.size() && i < 3; ++i) named += fmt::format("{}'{}'", i ? ", " : "", dropped[i]);
+    spdlog::warn(
+        "skipping {} listed file(s) under .cache/huggingface/, where hfget and huggingface_hub keep their "
+        "own metadata: {}{}",
+        dropped.size(), named, dropped.size() > 3 ? fmt::format(" (and {} more)", dropped.size() - 3) : "");
+  }
   std::set<std::string_view> paths;
+  std::uint64_t total_bytes = 0;
   for (const RemoteFile& file : files) {
     if (std::optional<std::string> reason = unsafe_path_reason(file.path)) {
       throw Error(ErrorCode::kNetwork, fmt::format("the Hub listed an unsafe path '{}': {}; refusing to download",
@@ -60,6 +115,12 @@ void validate_listing(const std::vector<RemoteFile>& files) {
     }
     if (!paths.insert(file.path).second) {
       throw Error(ErrorCode::kNetwork, fmt::format("the Hub listed '{}' twice", printable(file.path)));
+    }
+    if (__builtin_add_overflow(total_bytes, file.size, &total_bytes) || total_bytes > kMaxListingBytes) {
+      throw Error(ErrorCode::kNetwork,
+                  fmt::format("the Hub's listing adds up to more than {} bytes (at '{}'): refusing an impossible "
+                              "repository",
+                              kMaxListingBytes, printable(file.path)));
     }
   }
   for (const RemoteFile& file : files) {
@@ -70,6 +131,7 @@ void validate_listing(const std::vector<RemoteFile>& files) {
       }
     }
   }
+  return dropped;
 }
 
 void create_directories_within(const std::filesystem::path& root, const std::filesystem::path& relative_dir) {

@@ -61,8 +61,13 @@ RangeTask* ChunkScheduler::take_queued(bool only_idle_files) {
     if (chosen == nullptr || file.in_flight < chosen->in_flight) chosen = &file;
   }
   if (chosen == nullptr) return nullptr;
-  const store::ByteRange range = chosen->queued.front();
-  chosen->queued.pop_front();
+  // Queued gaps are cut into chunks as connections take them: a file the server says is a petabyte costs
+  // one queue entry, not 2^25 of them.
+  store::ByteRange& gap = chosen->queued.front();
+  const store::ByteRange range{gap.begin,
+                               gap.end - gap.begin > plan_.chunk_bytes ? gap.begin + plan_.chunk_bytes : gap.end};
+  gap.begin = range.end;
+  if (gap.begin >= gap.end) chosen->queued.pop_front();
   return start_task(*chosen, range);
 }
 
@@ -107,9 +112,7 @@ void ChunkScheduler::queue_missing(FileState& file) {
     return;
   }
   for (const store::ByteRange& gap : file.job->missing_ranges()) {
-    for (std::uint64_t begin = gap.begin; begin < gap.end; begin += plan_.chunk_bytes) {
-      file.queued.push_back({begin, std::min(gap.end, begin + plan_.chunk_bytes)});
-    }
+    if (gap.begin < gap.end) file.queued.push_back(gap);
   }
 }
 

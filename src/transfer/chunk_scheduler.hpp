@@ -51,7 +51,7 @@ class ChunkScheduler {
   struct FileState {
     std::unique_ptr<FileJob> job;
     enum class Phase { kWaiting, kOpening, kActive, kFinishing, kDone } phase = Phase::kWaiting;
-    std::deque<store::ByteRange> queued;
+    std::deque<store::ByteRange> queued;  // missing ranges, cut into chunks when taken (take_queued)
     int in_flight = 0;
     bool fetched = false;
     std::optional<Error> error;

@@ -130,10 +130,10 @@ VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFi
 [[noreturn]] void throw_worst(const std::vector<std::optional<Error>>& errors, const std::optional<Error>& stop_cause) {
   if (stop_cause) {
     const auto others = std::count_if(errors.begin(), errors.end(), [](const auto& e) { return e.has_value(); });
-    throw Error(
-        stop_cause->code(),
-        fmt::format("{} ({} file(s) not finished; free space and run again to resume)", stop_cause->what(), others),
-        stop_cause->file());
+    throw Error(stop_cause->code(),
+                fmt::format("{} ({} file(s) not finished; {}run again to resume)", stop_cause->what(), others,
+                            stop_cause->code() == ErrorCode::kDiskFull ? "free space and " : ""),
+                stop_cause->file());
   }
   const std::optional<Error>* worst = nullptr;
   std::size_t failed = 0;

@@ -42,7 +42,12 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   const transfer::FetchSettings settings{options.endpoint, &options.token,       options.repo,
                                          commit,           options.max_attempts, options.retry_base_delay};
   std::mutex stop_cause_mutex;
-  const auto connection = [&] {
+  const auto stop_everything = [&](const Error& cause) {
+    const std::lock_guard guard(stop_cause_mutex);
+    if (!results.stop_cause) results.stop_cause = cause;
+    stop.request_stop();
+  };
+  const auto serve_ranges = [&] {
     transfer::RangeFetcher fetcher(settings, progress, transport_settings(options), stop.get_token());
     while (transfer::RangeTask* task = scheduler.next()) {
       std::optional<Error> failure;
@@ -55,16 +60,23 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
         failure = what.rfind(path + ":", 0) == 0 || error.code() == ErrorCode::kInterrupted
                       ? error
                       : Error(error.code(), path + ": " + what, path);
-        if (error.code() == ErrorCode::kDiskFull) {
-          const std::lock_guard guard(stop_cause_mutex);
-          if (!results.stop_cause) results.stop_cause = failure;
-          stop.request_stop();
-        }
+        if (error.code() == ErrorCode::kDiskFull) stop_everything(*failure);
       } catch (const std::exception& error) {
         failure = Error(ErrorCode::kInternal, fmt::format("{}: {}", task->job->file().path, error.what()),
                         task->job->file().path);
       }
       scheduler.done(task, failure);
+    }
+  };
+  // Nothing may leave a thread (std::terminate: no error line, no state record): what escapes the per-range
+  // handling above (memory exhausted while opening a file, say) stops the whole download with that cause.
+  const auto connection = [&] {
+    try {
+      serve_ranges();
+    } catch (const Error& error) {
+      stop_everything(error);
+    } catch (const std::exception& error) {
+      stop_everything(Error(ErrorCode::kInternal, fmt::format("a download connection failed: {}", error.what())));
     }
   };
   {
@@ -83,13 +95,17 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   if (stop.stop_requested()) {
     // Stopped by a signal: files never started carry no error of their own, the run was interrupted.
     // Stopped because the disk filled: what the stop cut short failed for that reason, not a signal.
-    const bool by_signal = outer_stop.stop_requested();
+    // Stopped by an error that is not a file's own (memory, say): every file it cut short fails with it.
+    const bool by_signal = outer_stop.stop_requested() && !results.stop_cause;
     for (std::size_t index : todo) {
       std::optional<Error>& error = results.errors[index];
       const std::string& path = plan[index].file.path;
       if (by_signal && !error) error = Error(ErrorCode::kInterrupted, "interrupted");
       if (!by_signal && (!error || error->code() == ErrorCode::kInterrupted)) {
-        error = Error(ErrorCode::kDiskFull, path + ": not downloaded: the disk is full", path);
+        const bool disk_full = !results.stop_cause || results.stop_cause->code() == ErrorCode::kDiskFull;
+        error = disk_full ? Error(ErrorCode::kDiskFull, path + ": not downloaded: the disk is full", path)
+                          : Error(results.stop_cause->code(),
+                                  fmt::format("{}: not downloaded: {}", path, results.stop_cause->what()), path);
       }
     }
   }

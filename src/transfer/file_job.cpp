@@ -28,7 +28,7 @@ bool FileJob::activate(const std::stop_token& stop) {
     lock_.reset();
     return false;
   }
-  if (layout_.adopt_unrecorded(file_)) {
+  if (layout_.adopt_unrecorded(file_, stop)) {
     spdlog::info("{}: already on disk with the listed hash; recorded it without downloading", file_.path);
     lock_.reset();
     return false;
@@ -46,8 +46,9 @@ bool FileJob::activate(const std::stop_token& stop) {
   written_back_up_to_ = 0;
   const std::uint64_t kept = journal_->completed_bytes();
   progress_.on_file_started(file_, kept);
-  // A resumed file is still hashed in full: its kept prefix is read back once.
-  advance_hash();
+  // A resumed file is still hashed in full: its kept prefix is read back once (gigabytes: a signal must
+  // not wait for it).
+  advance_hash(&stop);
   return true;
 }
 
@@ -80,10 +81,13 @@ void FileJob::record(store::ByteRange range, std::span<const std::byte> written)
   advance_hash();
 }
 
-void FileJob::advance_hash() {
+void FileJob::advance_hash(const std::stop_token* stop) {
   const std::uint64_t prefix = journal_->contiguous_prefix();
   if (prefix > hashed_up_to_) {
-    partial_->read_range(hashed_up_to_, prefix, [&](std::span<const std::byte> bytes) { hasher_->update(bytes); });
+    partial_->read_range(hashed_up_to_, prefix, [&](std::span<const std::byte> bytes) {
+      if (stop != nullptr && stop->stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
+      hasher_->update(bytes);
+    });
     hashed_up_to_ = prefix;
   }
   start_writeback();

@@ -95,9 +95,10 @@ class FileJob {
 
  private:
   void record(store::ByteRange range, std::span<const std::byte> written);  // requires mutex_
-  void advance_hash();                                                      // requires mutex_
-  void start_writeback();                                                   // requires mutex_
-  void discard_bytes_written();                                             // requires mutex_
+  // requires mutex_; `stop` (while a resumed file's kept bytes are read back) makes it throw kInterrupted
+  void advance_hash(const std::stop_token* stop = nullptr);
+  void start_writeback();        // requires mutex_
+  void discard_bytes_written();  // requires mutex_
 
   RemoteFile file_;
   store::Layout& layout_;

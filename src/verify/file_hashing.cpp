@@ -28,6 +28,9 @@ HashOutcome hash_one(const HashJob& job, std::uint64_t& bytes_read, const std::s
   } catch (const Error& error) {
     outcome.error = error.what();
     return outcome;
+  } catch (const std::exception& error) {  // out of memory, say: this file's outcome, not std::terminate
+    outcome.error = Error(ErrorCode::kInternal, error.what()).what();
+    return outcome;
   }
   outcome.actual = hasher.finish_hex();
   outcome.matches = outcome.actual == hasher.expected();

@@ -13,6 +13,7 @@
 #include "hub/hub_client.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
+#include "store/repo_path.hpp"
 #include "verify/snapshot_checks.hpp"
 
 namespace hfget {
@@ -81,7 +82,9 @@ VerifyReport verify_snapshot(const VerifyOptions& options, std::stop_token stop)
   }
   if (options.online) {
     hub::HubClient hub({options.endpoint, options.token, {}, 8, options.retry_base_delay}, stop);
-    snapshot.listing = hub.list_files(options.repo, snapshot.commit);
+    std::vector<RemoteFile> listing = hub.list_files(options.repo, snapshot.commit);
+    store::validate_listing(listing);  // its paths are joined to the snapshot folder and read
+    snapshot.listing = std::move(listing);
   }
   const std::filesystem::path record_path =
       options.local_dir ? store::record_path_in_local_dir(*options.local_dir, snapshot.commit)

@@ -13,7 +13,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(hfget::fuzz::as_text(data, size));
   try {
-    const std::vector<hfget::RemoteFile> files = hfget::hub::parse_tree_page(text);
+    std::vector<hfget::RemoteFile> files = hfget::hub::parse_tree_page(text);
     for (const hfget::RemoteFile& file : files) {
       HFGET_FUZZ_CHECK(file.blob_id.size() == 40);
       HFGET_FUZZ_CHECK(!file.lfs_sha256 || (file.lfs_sha256->size() == 64 && file.lfs_size == file.size));

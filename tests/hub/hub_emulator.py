@@ -198,6 +198,7 @@ class FaultRule:
     extra_bytes: int = 0      # extra: junk bytes sent after the asked range (counted in Content-Length)
     shift: int = 1            # bad_range: the range served starts this many bytes after (or before) the asked one
     total_delta: int = 0      # bad_range: added to the complete length in Content-Range
+    content_range_text: str = ""  # bad_range: this Content-Range value instead, verbatim (chars <= U+00FF as bytes)
     location: str = ""        # redirect: Location template ({hub}, {cdn}, {signed}, {signed_q}, {path})
     hops: int = 1             # redirect: redirects in the chain before Location (the extra ones go through /_hop)
     redirect_status: int = 302  # redirect: 301, 302, 303, 307 or 308
@@ -719,7 +720,7 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
             start = max(0, min(first + fault.shift, f.size - 1))
             end = max(start, min(last + fault.shift, f.size - 1))
             status, count = 206, end - start + 1
-            content_range = f"bytes {start}-{end}/{f.size + fault.total_delta}"
+            content_range = fault.content_range_text or f"bytes {start}-{end}/{f.size + fault.total_delta}"
         elif fault.kind == "ignore_range":
             status, content_range, start, count = 200, None, 0, f.size
         self.send_response(status)

@@ -4,9 +4,12 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <stop_token>
 #include <string>
 #include <string_view>
+#include <thread>
 
+#include "hfget/error.hpp"
 #include "store/layout.hpp"
 #include "store/tree_cache.hpp"
 #include "support/temp_dir.hpp"
@@ -197,11 +200,54 @@ TEST_F(LocalDirLayoutTest, ToleratesOneSecondOfMtimeSkew) {
   publish(config_, "hello\n");
   const std::vector<std::string> lines = lines_of(read_file(metadata_of(config_)));
   ASSERT_EQ(lines.size(), 3U);
+  std::filesystem::last_write_time(dir_ / "config.json", std::filesystem::file_time_type::clock::now());
+  ASSERT_TRUE(layout_->adopt_unrecorded(config_, {}));  // touched: hashed again and recorded as it is now
   std::ofstream(metadata_of(config_), std::ios::trunc) << kCommit << "\n"
                                                        << config_.blob_id << "\n"
                                                        << std::fixed << (now_seconds() - 0.5) << "\n";
-  std::filesystem::last_write_time(dir_ / "config.json", std::filesystem::file_time_type::clock::now());
   EXPECT_TRUE(layout_->is_complete(config_));
+}
+
+TEST_F(LocalDirLayoutTest, MetadataAloneDoesNotVouchForAFile) {
+  prepare("main");
+  publish(config_, "hello\n");
+  // Another writer (once: a hostile listing) replaces the file and writes metadata with the genuine etag
+  // and a fresh timestamp: by the Python client's rule the file would be up to date. (After a clock tick:
+  // file times move in steps of a few ms.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::filesystem::remove(dir_ / "config.json");
+  std::ofstream(dir_ / "config.json", std::ios::binary) << "HELLO\n";
+  std::ofstream(metadata_of(config_), std::ios::trunc) << kCommit << "\n"
+                                                       << config_.blob_id << "\n"
+                                                       << std::fixed << (now_seconds() + 10) << "\n";
+  EXPECT_FALSE(layout_->is_complete(config_));
+  EXPECT_FALSE(layout_->adopt_unrecorded(config_, {}));  // hashed: not the listed bytes
+}
+
+TEST_F(LocalDirLayoutTest, AFileWithTheListedBytesIsAdoptedOnceThenTrusted) {
+  prepare("main");
+  std::ofstream(dir_ / "config.json", std::ios::binary) << "hello\n";  // put there by `hf download`, say
+  std::ofstream(metadata_of(config_), std::ios::trunc) << kCommit << "\n"
+                                                       << config_.blob_id << "\n"
+                                                       << std::fixed << (now_seconds() + 10) << "\n";
+  EXPECT_FALSE(layout_->is_complete(config_));
+  EXPECT_TRUE(layout_->adopt_unrecorded(config_, {}));
+  EXPECT_TRUE(layout_->is_complete(config_));
+  // A fresh layout (the next run) reads hfget's record of it.
+  EXPECT_TRUE(make_local_dir_layout(dir_.path(), kCommit)->is_complete(config_));
+}
+
+TEST_F(LocalDirLayoutTest, AdoptingStopsWhenAskedTo) {
+  prepare("main");
+  std::ofstream(dir_ / "config.json", std::ios::binary) << "hello\n";
+  std::stop_source stop;
+  stop.request_stop();
+  try {
+    layout_->adopt_unrecorded(config_, stop.get_token());
+    FAIL() << "expected kInterrupted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kInterrupted);
+  }
 }
 
 TEST_F(LocalDirLayoutTest, IsNotCompleteWhenTheFileIsASymlink) {

@@ -4,11 +4,13 @@
 
 #include <chrono>
 #include <stop_token>
+#include <thread>
 
 #include "hfget/cache.hpp"
 #include "hfget/error.hpp"
 #include "store/cache_fixture.hpp"
 #include "store/download_record.hpp"
+#include "store/published_files.hpp"
 #include "store/target_lock.hpp"
 #include "support/temp_dir.hpp"
 
@@ -30,7 +32,12 @@ void downloaded(const std::filesystem::path& dir, const std::string& path, const
 }
 
 void hfget_download(const std::filesystem::path& dir, const std::vector<std::string>& paths) {
-  for (const std::string& path : paths) downloaded(dir, path, "content of " + path);
+  std::filesystem::create_directories(store::state_dir_in_local_dir(dir));
+  store::PublishedFiles published(store::state_dir_in_local_dir(dir));
+  for (const std::string& path : paths) {
+    downloaded(dir, path, "content of " + path);
+    published.record(path, "etag-of-" + path, dir / path);
+  }
   write_file(dir / ".cache/huggingface/.gitignore", "*");
   write_file(dir / ".cache/huggingface/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n");
   write_file(dir / ".cache/huggingface/trees" / (kCommitA + ".json"), "{}");
@@ -91,6 +98,34 @@ TEST(LocalDirRemoval, KeepsFilesItDidNotWriteAndTheDirectoryHoldingThem) {
                 ".cache/huggingface/download/edited.txt.lock", ".cache/huggingface/download/edited.txt.metadata",
                 ".cache/huggingface/download/never-arrived.bin.lock",
                 ".cache/huggingface/download/never-arrived.bin.metadata", "edited.txt", "notes.txt"}));
+}
+
+TEST(LocalDirRemoval, KeepsAUsersFileThatAForgedRecordAndMetadataName) {
+  const TempDir dir;
+  hfget_download(dir.path(), {"config.json"});
+  // What a hostile listing once could write: the user's file named in hfget's record, with fresh metadata.
+  write_file(dir / "notes.txt", "the user's own notes");
+  store::write_download_record(store::record_path_in_local_dir(dir.path(), kCommitA),
+                               {kCommitA, "main", {"config.json", "notes.txt"}});
+  downloaded(dir.path(), "notes.txt", "the user's own notes");
+  const LocalDirRemoval removal = remove_local_dir_download(dir.path());
+  EXPECT_EQ(removal.plan.files, (std::vector<std::string>{"config.json"}));
+  ASSERT_EQ(removal.plan.kept.size(), 1u);
+  EXPECT_EQ(removal.plan.kept[0].path, "notes.txt");
+  EXPECT_EQ(removal.plan.kept[0].reason, "hfget has no record of checking it and no listing to check it against");
+  EXPECT_TRUE(std::filesystem::exists(dir / "notes.txt"));
+}
+
+TEST(LocalDirRemoval, KeepsAFileReplacedSinceHfgetCheckedIt) {
+  const TempDir dir;
+  hfget_download(dir.path(), {"config.json", "model.safetensors"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // file times move in steps of a few ms
+  std::filesystem::remove(dir / "model.safetensors");
+  downloaded(dir.path(), "model.safetensors", "content of model.safetensors");  // same bytes, another inode
+  const LocalDirRemoval removal = remove_local_dir_download(dir.path());
+  EXPECT_EQ(removal.plan.files, (std::vector<std::string>{"config.json"}));
+  ASSERT_EQ(removal.plan.kept.size(), 1u);
+  EXPECT_EQ(removal.plan.kept[0].path, "model.safetensors");
 }
 
 TEST(LocalDirRemoval, NeverFollowsASymlinkedFolderOutOfTheDirectory) {
