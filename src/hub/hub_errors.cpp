@@ -36,6 +36,14 @@ Error error_from_response(const http::HttpResponse& response, const RequestConte
     return Error(ErrorCode::kRevisionNotFound,
                  fmt::format("revision '{}' not found in {}{}", context.revision, label, server_says));
   }
+  if (code == "EntryNotFound" && context.path.empty()) {
+    // From the revision or tree endpoint, not for a file: no file name to blame (exit 6 means "a file you
+    // named"); what was asked for there is the revision.
+    return Error(ErrorCode::kRevisionNotFound,
+                 fmt::format("revision '{}' not found in {}: the Hub answered EntryNotFound (HTTP {}) to its API "
+                             "request{}",
+                             context.revision, label, response.status, server_says));
+  }
   if (code == "EntryNotFound") {
     return Error(ErrorCode::kFileNotFound,
                  fmt::format("file '{}' not found in {} at revision '{}'", context.path, label, context.revision),
