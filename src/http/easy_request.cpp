@@ -210,8 +210,10 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
     }
   }
   response.failure = sink_stopped_ ? TransportFailure::kStoppedBySink : classify(code);
+  // libcurl's words may quote what the server sent (a URL, a header it choked on): escaped all the same.
   if (code != CURLE_OK)
-    response.failure_message = error_text_[0] != '\0' ? error_text_.data() : curl_easy_strerror(code);
+    response.failure_message =
+        header_text(error_text_[0] != '\0' ? error_text_.data() : curl_easy_strerror(code), CURL_ERROR_SIZE);
   if (wrong_encoding_) {
     const std::string* encoding = response.header("content-encoding");
     response.failure = TransportFailure::kMalformedAnswer;

@@ -39,10 +39,12 @@ def git_blob_id(data: bytes) -> str:
 
 
 class Request:
-    def __init__(self, method: str, target: str, headers: dict[str, str], kind: str, number: int) -> None:
+    def __init__(self, method: str, target: str, headers: dict[str, str], kind: str, number: int,
+                 stopping: threading.Event) -> None:
         self.method, self.target, self.headers = method, target, headers
-        self.kind = kind        # "revision", "tree", "resolve" or "other"
-        self.number = number    # 1 for the first request of this kind, 2 for the next...
+        self.kind = kind            # "revision", "tree", "resolve" or "other"
+        self.number = number        # 1 for the first request of this kind, 2 for the next...
+        self.stopping = stopping    # set when the server stops: a handler that waits must stop waiting
 
     def range_start(self) -> int:
         match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("range", ""))
@@ -112,7 +114,8 @@ class HostileHub:
             kind = ("revision" if "/revision/" in target else "tree" if "/tree/" in target
                     else "resolve" if "/resolve/" in target else "other")
             with self._lock:
-                request = Request(method, target, headers, kind, sum(1 for r in self.requests if r.kind == kind) + 1)
+                number = sum(1 for r in self.requests if r.kind == kind) + 1
+                request = Request(method, target, headers, kind, number, self._stop)
                 self.requests.append(request)
             handler = self.handlers.get(kind) or getattr(self, f"answer_{kind}")
             handler(connection, request)
@@ -162,22 +165,27 @@ def send_json(connection: socket.socket, value) -> None:
 
 
 def close_cleanly(connection: socket.socket) -> None:
-    """FIN, not RST: shut our side, let hfget read what was sent and close its side (bounded), then close."""
+    """FIN, not RST: shut our side, let hfget read what was sent and close its side (2 s at most), then close."""
+    deadline = time.monotonic() + 2.0
     try:
         connection.shutdown(socket.SHUT_WR)
-        connection.settimeout(2.0)
-        while connection.recv(65536):
-            pass
+        connection.settimeout(0.2)
+        while time.monotonic() < deadline:
+            try:
+                if not connection.recv(65536):
+                    break
+            except socket.timeout:
+                continue
     except OSError:
         pass
     connection.close()
 
 
-def hold_until_hung_up(connection: socket.socket, stop_after: float = HOLD_LIMIT) -> None:
-    """Send nothing more; return when hfget closes the connection (or after stop_after seconds)."""
-    deadline = time.monotonic() + stop_after
+def hold_until_hung_up(connection: socket.socket, request: Request) -> None:
+    """Send nothing more; return when hfget closes the connection, the server stops, or after HOLD_LIMIT."""
+    deadline = time.monotonic() + HOLD_LIMIT
     connection.settimeout(0.2)
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not request.stopping.is_set():
         try:
             if not connection.recv(1):
                 return
@@ -205,6 +213,10 @@ class HostileHttpTestCase(unittest.TestCase):
     files = {"config.json": b'{"model_type": "tiny"}\n', "weights.bin": bytes(range(256)) * 256}  # 64 KiB
 
     def setUp(self) -> None:
+        self.start_fresh()
+
+    def start_fresh(self) -> None:
+        """A new server (serving self.files) and a new target: each subtest starts from nothing."""
         self.workdir = Path(tempfile.mkdtemp(prefix="hfget-hostile-http-"))
         self.addCleanup(shutil.rmtree, self.workdir, True)
         self.hub = HostileHub(dict(self.files))
@@ -248,7 +260,7 @@ class CutAnswerTest(HostileHttpTestCase):
     def test_api_answer_cut_in_its_headers_is_retried(self):
         for kind in ("revision", "tree"):
             with self.subTest(kind):
-                self.setUp()
+                self.start_fresh()
                 normal = getattr(self.hub, f"answer_{kind}")
                 self.hub.handlers[kind] = lambda c, r: (cut_headers if r.number <= 2 else normal)(c, r)
                 result, target = self.download()
@@ -276,7 +288,7 @@ class CutAnswerTest(HostileHttpTestCase):
     def test_file_answer_cut_in_its_headers_is_not_a_file(self):
         # An empty file is where it showed: its "complete empty 200" had all the bytes it needed.
         self.files = {**self.files, "empty.txt": b""}
-        self.setUp()
+        self.start_fresh()
         self.hub.handlers["resolve"] = lambda c, r: (
             cut_headers(c, r) if r.target.endswith("/empty.txt") else self.hub.answer_resolve(c, r))
         result, target = self.download()
@@ -295,7 +307,7 @@ class NamedCauseTest(HostileHttpTestCase):
                                           "Content-Length": 0}))
         for kind in ("revision", "tree"):
             with self.subTest(kind):
-                self.setUp()
+                self.start_fresh()
                 self.hub.handlers[kind] = entry_not_found
                 result, _ = self.download()
                 line = self.assertOneError(result, 5, "revision", "EntryNotFound")
@@ -306,7 +318,7 @@ class NamedCauseTest(HostileHttpTestCase):
             connection.sendall(b"HTTP/1.1 200 OK\r\nX-Padding: " + b"a" * (1 << 20) + b"\r\nContent-Length: 2\r\n\r\n{}")
         for kind in ("revision", "resolve"):
             with self.subTest(kind):
-                self.setUp()
+                self.start_fresh()
                 if kind == "resolve":
                     self.break_weights(giant_header)
                 else:
@@ -322,7 +334,7 @@ class NamedCauseTest(HostileHttpTestCase):
             connection.sendall(head(200, {"Content-Encoding": "gzip", "Content-Length": len(body)}) + body)
         for kind in ("tree", "resolve"):
             with self.subTest(kind):
-                self.setUp()
+                self.start_fresh()
                 if kind == "resolve":
                     self.break_weights(gzipped)
                 else:
@@ -348,7 +360,7 @@ class NamedCauseTest(HostileHttpTestCase):
                                + data)
         self.break_weights(hostile_range)
         result, _ = self.download()
-        line = self.assertOneError(result, 7, "Content-Range", "\\x1b]0;owned\\x07")
+        self.assertOneError(result, 7, "Content-Range", "\\x1b]0;owned\\x07")
         self.assertNotIn("\x1b", result.stderr)
         self.assertNotIn("\x07", result.stderr)
 
@@ -360,7 +372,7 @@ class BoundsTest(HostileHttpTestCase):
         data = self.hub.file_of(request)
         start = partial_206(connection, request, data)
         connection.sendall(data[start:start + 1])
-        hold_until_hung_up(connection)
+        hold_until_hung_up(connection, request)
 
     def test_a_byte_before_each_stall_uses_up_the_retries(self):
         self.break_weights(self.stall_after_one_byte)
@@ -374,6 +386,8 @@ class BoundsTest(HostileHttpTestCase):
             data = self.hub.file_of(request)
             start = partial_206(connection, request, data)
             for offset in range(start, min(len(data), start + int(HOLD_LIMIT))):
+                if request.stopping.is_set():
+                    return
                 connection.sendall(data[offset:offset + 1])
                 time.sleep(1.0)
         self.break_weights(drip)
