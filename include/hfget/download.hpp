@@ -38,6 +38,8 @@ struct DownloadOptions {
   bool offline = false;
   int max_attempts = 8;  // per file, counted since the last progress
   std::chrono::seconds stall_timeout{60};
+  std::uint64_t speed_limit = 1024;          // bytes/s averaged over stall_timeout, else the transfer is retried
+  std::chrono::seconds retry_max_time{600};  // per file or Hub request without progress, waits included; 0: none
   std::chrono::milliseconds retry_base_delay{1000};
   std::optional<std::filesystem::path> ca_bundle;
   std::optional<std::filesystem::path> ca_path;

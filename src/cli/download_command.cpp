@@ -49,6 +49,8 @@ struct DownloadFlags {
   std::string chunk_size;
   int retries = 8;
   int stall_timeout_seconds = 60;
+  std::string speed_limit = "1k";
+  int retry_max_time_seconds = 600;
   int progress_interval_seconds = 10;
   bool dry_run = false;
   bool quiet = false;
@@ -85,6 +87,11 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.max_attempts = flags.retries + 1;
   if (flags.stall_timeout_seconds < 1) throw Error(ErrorCode::kUsage, "--stall-timeout must be at least 1 second");
   options.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
+  const std::optional<std::uint64_t> speed_limit = util::parse_byte_size(flags.speed_limit);
+  if (!speed_limit) throw Error(ErrorCode::kUsage, "--speed-limit must be a rate in bytes/s, e.g. 1k or 0");
+  options.speed_limit = *speed_limit;
+  if (flags.retry_max_time_seconds < 0) throw Error(ErrorCode::kUsage, "--retry-max-time must be 0 or more seconds");
+  options.retry_max_time = std::chrono::seconds(flags.retry_max_time_seconds);
   options.retry_base_delay = env.retry_base_delay;
   options.check_space = !flags.no_space_check;
   options.wait_for_lock = !flags.no_wait;
@@ -271,6 +278,14 @@ DownloadCommand add_download_command(CLI::App& app) {
                       "Range size per request, e.g. 32MiB (default: adaptive, 4-64 MiB)");
   command->add_option("--retries", flags->retries, "Retries per file without progress")->capture_default_str();
   command->add_option("--stall-timeout", flags->stall_timeout_seconds, "Seconds without data before a retry")
+      ->capture_default_str();
+  command
+      ->add_option("--speed-limit", flags->speed_limit,
+                   "Retry a transfer slower than this many bytes/s over --stall-timeout (0: only stalls)")
+      ->capture_default_str();
+  command
+      ->add_option("--retry-max-time", flags->retry_max_time_seconds,
+                   "Seconds a file or Hub request may spend without progress, waits included (0: no limit)")
       ->capture_default_str();
   command->add_option("--progress", flags->progress, "auto (terminal or log lines), lines, or json (JSON lines)")
       ->check(CLI::IsMember({"auto", "lines", "json"}))

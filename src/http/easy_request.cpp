@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
 #include <string_view>
 
 #include "hfget/library.hpp"
+#include "util/printable.hpp"
 
 namespace hfget::http {
 namespace {
@@ -31,6 +33,19 @@ std::string_view trim(std::string_view text) {
     text.remove_suffix(1);
   }
   return text;
+}
+
+// Accept-Encoding: identity was sent, so a body is usable only when every coding applied is identity.
+bool only_identity(std::string_view content_encoding) {
+  while (!content_encoding.empty()) {
+    const std::size_t comma = content_encoding.find(',');
+    if (const std::string_view coding = trim(content_encoding.substr(0, comma));
+        !coding.empty() && lowercase(coding) != "identity") {
+      return false;
+    }
+    content_encoding = comma == std::string_view::npos ? std::string_view{} : content_encoding.substr(comma + 1);
+  }
+  return true;
 }
 
 TransportFailure classify(CURLcode code) {
@@ -122,8 +137,10 @@ void EasyRequest::configure_defaults() {
   set_long(CURLOPT_FOLLOWLOCATION, 0L);
   set_text(CURLOPT_USERAGENT, version_string());
   set_long(CURLOPT_CONNECTTIMEOUT, static_cast<long>(settings_.connect_timeout.count()));
-  // A stalled connection is the "stuck at 99 %" of other tools: less than 1 byte/s for the window aborts it.
-  set_long(CURLOPT_LOW_SPEED_LIMIT, 1L);
+  // A stalled connection is the "stuck at 99 %" of other tools, and a drip of a byte a second holds a
+  // connection as long: averaging under the minimum rate for the window aborts it (at least 1 byte/s, so
+  // that a speed limit of 0 still drops a connection that delivers nothing).
+  set_long(CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(std::clamp<std::uint64_t>(settings_.speed_limit, 1, LONG_MAX)));
   set_long(CURLOPT_LOW_SPEED_TIME, static_cast<long>(settings_.stall_timeout.count()));
   set_long(CURLOPT_TCP_KEEPALIVE, 1L);
   set_long(CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
@@ -151,6 +168,8 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
   stop_ = std::move(stop);
   sink_started_ = false;
   sink_stopped_ = false;
+  headers_complete_ = false;
+  wrong_encoding_ = false;
   pending_error_ = nullptr;
 
   HeaderList headers;
@@ -191,8 +210,29 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
     }
   }
   response.failure = sink_stopped_ ? TransportFailure::kStoppedBySink : classify(code);
+  // libcurl's words may quote what the server sent (a URL, a header it choked on): escaped all the same.
   if (code != CURLE_OK)
-    response.failure_message = error_text_[0] != '\0' ? error_text_.data() : curl_easy_strerror(code);
+    response.failure_message =
+        util::printable(error_text_[0] != '\0' ? error_text_.data() : curl_easy_strerror(code), CURL_ERROR_SIZE);
+  if (wrong_encoding_) {
+    const std::string* encoding = response.header("content-encoding");
+    response.failure = TransportFailure::kMalformedAnswer;
+    response.failure_message =
+        fmt::format("the server sent a body with Content-Encoding '{}' although hfget asked for identity (HTTP {})",
+                    util::printable(encoding != nullptr ? *encoding : ""), response.status);
+  } else if (!headers_complete_ && code == CURLE_OUT_OF_MEMORY) {
+    // libcurl refuses a header line past CURL_MAX_HTTP_HEADER with "Out of memory", which reads like a local
+    // problem; while the headers are still coming in, it is the server's line.
+    response.failure = TransportFailure::kMalformedAnswer;
+    response.failure_message =
+        fmt::format("the server sent a header line longer than {} KiB", CURL_MAX_HTTP_HEADER / 1024);
+  } else if (!headers_complete_ && code == CURLE_OK) {
+    // A clean close (FIN) after the status line but before the blank line ends the headers: libcurl reports
+    // a complete answer with an empty body. It is a dropped connection, whatever the status said.
+    response.failure = TransportFailure::kConnectionLost;
+    response.failure_message =
+        fmt::format("the server closed the connection in the middle of the headers (HTTP {})", response.status);
+  }
   long connect_status = 0;
   if (code != CURLE_OK && curl_easy_getinfo(handle_.get(), CURLINFO_HTTP_CONNECTCODE, &connect_status) == CURLE_OK &&
       connect_status >= 300) {
@@ -208,11 +248,26 @@ std::size_t EasyRequest::on_header(char* data, std::size_t size, std::size_t cou
     const std::string_view line(data, length);
     if (line.rfind("HTTP/", 0) == 0) {
       request->response_->headers.clear();  // a new response (after 100-continue, or a proxy CONNECT)
+      request->headers_complete_ = false;
+      return length;
+    }
+    if (line == "\r\n" || line == "\n") {
+      request->headers_complete_ = true;
       return length;
     }
     const std::size_t colon = line.find(':');
     if (colon != std::string_view::npos) {
-      request->response_->headers[lowercase(trim(line.substr(0, colon)))] = std::string(trim(line.substr(colon + 1)));
+      const std::string name = lowercase(trim(line.substr(0, colon)));
+      const std::string_view value = trim(line.substr(colon + 1));
+      std::string& slot = request->response_->headers[name];
+      // Repeated, a header's values add up (RFC 9110 §5.3); for the encoding that matters: a second
+      // Content-Encoding line must not hide a gzip behind an identity.
+      if (name == "content-encoding" && !slot.empty()) {
+        slot += ", ";
+        slot += value;
+      } else {
+        slot = std::string(value);
+      }
     }
     return length;
   } catch (...) {
@@ -235,6 +290,12 @@ std::size_t EasyRequest::on_write(char* data, std::size_t size, std::size_t coun
       return length;
     }
     if (!request->sink_started_) {
+      if (const std::string* encoding = response.header("content-encoding"); encoding && !only_identity(*encoding)) {
+        // Sizes, hashes and Range offsets all count raw bytes: such a body is useless, and no byte of it
+        // may reach the file.
+        request->wrong_encoding_ = true;
+        return CURL_WRITEFUNC_ERROR;
+      }
       request->sink_started_ = true;
       response.status = status;
       request->sink_->on_response_start(response);

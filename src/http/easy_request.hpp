@@ -22,12 +22,13 @@ namespace hfget::http {
 /// Why a request produced no complete HTTP answer. kNone means an answer arrived (any status).
 enum class TransportFailure {
   kNone,
-  kConnect,         // could not resolve or connect
-  kTimeout,         // connect timeout, or no byte for the stall window
-  kConnectionLost,  // reset, closed early, short body
-  kTls,             // certificate or handshake problem: retrying will not help
-  kStoppedBySink,   // the body sink asked to stop (e.g. the server sent more than expected)
-  kCancelled,       // the stop token fired (SIGINT/SIGTERM)
+  kConnect,          // could not resolve or connect
+  kTimeout,          // connect timeout, or under the minimum rate (or no byte) for the stall window
+  kConnectionLost,   // reset, closed early (also in the middle of the headers), short body
+  kMalformedAnswer,  // an answer hfget cannot use: a header line past libcurl's limit, an encoding not asked for
+  kTls,              // certificate or handshake problem: retrying will not help
+  kStoppedBySink,    // the body sink asked to stop (e.g. the server sent more than expected)
+  kCancelled,        // the stop token fired (SIGINT/SIGTERM)
   kOther,
 };
 
@@ -81,7 +82,10 @@ struct RequestSpec {
 
 struct TransportSettings {
   std::chrono::seconds connect_timeout{15};
-  std::chrono::seconds stall_timeout{60};  // abort when no byte arrives for this long
+  // The minimum-rate rule: abort when the transfer averages under `speed_limit` bytes/s for `stall_timeout`
+  // (curl's --speed-limit/--speed-time). 0 keeps only the stall rule: no byte at all for that long.
+  std::chrono::seconds stall_timeout{60};
+  std::uint64_t speed_limit = 1024;
   std::optional<std::filesystem::path> ca_bundle;
   std::optional<std::filesystem::path> ca_path;
   bool verbose = false;
@@ -118,6 +122,8 @@ class EasyRequest {
   std::stop_token stop_;
   bool sink_started_ = false;
   bool sink_stopped_ = false;
+  bool headers_complete_ = false;  // the blank line that ends the last response's headers arrived
+  bool wrong_encoding_ = false;    // a 2xx body came with a Content-Encoding other than identity
   std::exception_ptr pending_error_;
 };
 

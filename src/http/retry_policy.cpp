@@ -7,8 +7,10 @@
 namespace hfget::http {
 namespace {
 
-constexpr std::chrono::seconds kMaxRetryAfter{300};
 constexpr std::chrono::milliseconds kMaxBackoff{30'000};
+// Above this, an attempt is progress however the rate rule is set: a 64 KiB piece of a file is worth
+// keeping, and no hostile drip delivers it quickly without also delivering the file.
+constexpr std::uint64_t kMaxProgressThreshold = 64 * 1024;
 
 }  // namespace
 
@@ -17,6 +19,7 @@ NextStep next_step(const Attempt& attempt) {
     case TransportFailure::kConnect:
     case TransportFailure::kTimeout:
     case TransportFailure::kConnectionLost:
+    case TransportFailure::kMalformedAnswer:
     case TransportFailure::kOther: return NextStep::kRetry;
     case TransportFailure::kTls:
     case TransportFailure::kCancelled:
@@ -46,6 +49,18 @@ std::chrono::milliseconds backoff_delay(int attempt_number, std::chrono::millise
       static_cast<std::int64_t>(static_cast<double>(ceiling.count()) * std::clamp(unit_random, 0.0, 1.0)));
   if (retry_after) return std::max<std::chrono::milliseconds>(jittered, *retry_after);
   return jittered;
+}
+
+std::uint64_t progress_threshold(std::uint64_t bytes_per_second, std::chrono::seconds stall_window) {
+  const auto window = static_cast<std::uint64_t>(std::max<std::int64_t>(stall_window.count(), 1));
+  // Compared before multiplying: a huge --speed-limit must not wrap around to a tiny threshold.
+  if (bytes_per_second >= kMaxProgressThreshold) return kMaxProgressThreshold;
+  return std::clamp<std::uint64_t>(bytes_per_second * window, 1, kMaxProgressThreshold);
+}
+
+bool retry_fits(std::chrono::milliseconds waited, std::chrono::milliseconds delay, std::chrono::seconds max_time) {
+  if (max_time.count() <= 0) return true;
+  return waited + delay <= max_time;
 }
 
 }  // namespace hfget::http

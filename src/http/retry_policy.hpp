@@ -22,13 +22,28 @@ struct Attempt {
 /// Anything that would fail the same way again (4xx, TLS, cancellation) is not.
 NextStep next_step(const Attempt& attempt);
 
+/// The longest single wait a Retry-After can ask for. The Hub's rate limits count over 5-minute windows:
+/// waits of a minute, retried, still get through one within the default --retries and --retry-max-time,
+/// while a hostile server can no longer park a request for 5 minutes per attempt.
+inline constexpr std::chrono::seconds kMaxRetryAfter{60};
+
 /// Seconds from a Retry-After header: delay-seconds only (HTTP-dates are rare on the Hub and CDNs);
-/// capped so a hostile server cannot park us for a day.
+/// capped at kMaxRetryAfter.
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view header_value);
 
 /// Exponential backoff with full jitter: a uniform draw in [0, min(cap, base * 2^(attempt-1))], but never less
 /// than the server's Retry-After. `unit_random` is a draw in [0, 1).
 std::chrono::milliseconds backoff_delay(int attempt_number, std::chrono::milliseconds base,
                                         std::optional<std::chrono::seconds> retry_after, double unit_random);
+
+/// The bytes an attempt must move to count as progress (which gives the file its retries and its
+/// --retry-max-time back): what a transfer at the minimum rate moves in one stall window, at most 64 KiB and
+/// at least 1 byte (`bytes_per_second` 0 turns the rate rule off). A server that sends a byte and then
+/// stalls, again and again, so uses up --retries instead of being retried for ever.
+std::uint64_t progress_threshold(std::uint64_t bytes_per_second, std::chrono::seconds stall_window);
+
+/// Whether a retry after `delay` still starts within `max_time` of the last progress (`waited` ago).
+/// A zero max_time means no limit.
+bool retry_fits(std::chrono::milliseconds waited, std::chrono::milliseconds delay, std::chrono::seconds max_time);
 
 }  // namespace hfget::http

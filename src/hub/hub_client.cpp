@@ -34,7 +34,22 @@ Error transport_error(const http::HttpResponse& response, const std::string& url
                  fmt::format("TLS error talking to {}: {} (a private CA? see --ca-bundle)",
                              http::parse_url(url) ? http::parse_url(url)->host : url, response.failure_message));
   }
+  if (response.failure == http::TransportFailure::kMalformedAnswer) {
+    // The Hub was reached: "cannot reach" would send the user after their network.
+    return Error(ErrorCode::kNetwork,
+                 fmt::format("the Hub's answer to {} is unusable: {}", url, response.failure_message));
+  }
   return Error(ErrorCode::kNetwork, fmt::format("cannot reach the Hub at {}: {}", url, response.failure_message));
+}
+
+// When the time limit rather than the attempts ended the retries, the message says so: the user may want
+// a longer --retry-max-time rather than more --retries.
+Error noting_time_limit(const Error& error, const http::Retrier& retrier) {
+  if (!retrier.out_of_time()) return error;
+  return Error(error.code(),
+               fmt::format("{} (gave up after {} attempts and {}s, --retry-max-time)", error.what(),
+                           retrier.attempts_failed(), retrier.max_time().count()),
+               error.file());
 }
 
 }  // namespace
@@ -76,24 +91,31 @@ HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& firs
   throw Error(ErrorCode::kNetwork, "too many redirects from " + first_url);
 }
 
-HubClient::JsonAnswer HubClient::get_json(const std::string& url, const std::string& revision, const RepoId& repo) {
-  http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_);
+HubClient::JsonAnswer HubClient::get_json(const std::string& url, const std::string& revision, const RepoId& repo,
+                                          std::string_view what) {
+  http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_, settings_.retry_max_time);
   while (true) {
     JsonAnswer answer = get_following_redirects(url);
-    const http::HttpResponse& response = answer.response;
-    if (response.failure == http::TransportFailure::kNone && response.status >= 200 && response.status < 300) {
-      return answer;
+    http::HttpResponse& response = answer.response;
+    const bool answered_2xx =
+        response.failure == http::TransportFailure::kNone && response.status >= 200 && response.status < 300;
+    if (answered_2xx && !answer.body.empty()) return answer;
+    if (answered_2xx) {
+      // No JSON answer of the Hub is empty ("[]" and "{}" are not): the connection dropped before the body,
+      // so retry it as one instead of reporting malformed JSON.
+      response.failure = http::TransportFailure::kConnectionLost;
+      response.failure_message =
+          fmt::format("the Hub sent an empty {} (HTTP {} without a body)", what, response.status);
     }
     const http::Attempt attempt{response.failure, response.status};
     const std::string* retry_after = response.header("retry-after");
     // Said at once and on the terminal too: a wrong HF_ENDPOINT or a dead proxy would otherwise look like a
     // hang for the whole backoff (about a minute with the default --retries).
     const auto announce = [&](std::chrono::milliseconds delay) {
-      const std::string what =
-          response.failure == http::TransportFailure::kNone
-              ? fmt::format("the Hub answered HTTP {} to {}", response.status, answer.final_url)
-              : fmt::format("cannot reach the Hub at {}: {}", answer.final_url, response.failure_message);
-      spdlog::warn("{}; retrying in {:.1f}s (attempt {} of {})", what, static_cast<double>(delay.count()) / 1000.0,
+      const std::string said = response.failure == http::TransportFailure::kNone
+                                   ? fmt::format("the Hub answered HTTP {} to {}", response.status, answer.final_url)
+                                   : std::string(transport_error(response, answer.final_url).what());
+      spdlog::warn("{}; retrying in {:.1f}s (attempt {} of {})", said, static_cast<double>(delay.count()) / 1000.0,
                    retrier.attempts_failed() + 1, retrier.max_attempts());
     };
     if (retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt,
@@ -101,14 +123,17 @@ HubClient::JsonAnswer HubClient::get_json(const std::string& url, const std::str
       continue;
     }
     if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
-    if (response.failure != http::TransportFailure::kNone) throw transport_error(response, answer.final_url);
-    throw error_from_response(response, RequestContext{&repo, revision, {}});
+    if (response.failure != http::TransportFailure::kNone) {
+      throw noting_time_limit(transport_error(response, answer.final_url), retrier);
+    }
+    throw noting_time_limit(error_from_response(response, RequestContext{&repo, revision, {}}), retrier);
   }
 }
 
 std::string HubClient::resolve_commit(const RepoId& repo, const std::string& revision) {
   if (is_commit_id(revision)) return revision;
-  const JsonAnswer answer = get_json(revision_info_url(settings_.endpoint, repo, revision), revision, repo);
+  const JsonAnswer answer =
+      get_json(revision_info_url(settings_.endpoint, repo, revision), revision, repo, "repo info");
   return parse_commit_from_revision_info(answer.body);
 }
 
@@ -122,7 +147,7 @@ std::vector<RemoteFile> HubClient::list_files(const RepoId& repo, const std::str
     if (!http::same_origin(*url, settings_.endpoint)) {
       throw Error(ErrorCode::kNetwork, "the Hub's tree listing points to another server for its next page");
     }
-    JsonAnswer answer = get_json(*url, commit, repo);
+    JsonAnswer answer = get_json(*url, commit, repo, "tree listing");
     std::vector<RemoteFile> page_files = parse_tree_page(answer.body);
     files.insert(files.end(), std::make_move_iterator(page_files.begin()), std::make_move_iterator(page_files.end()));
     const std::string* link = answer.response.header("link");

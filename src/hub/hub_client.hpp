@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stop_token>
 #include <string>
+#include <string_view>
 
 #include "hfget/repo.hpp"
 #include "hfget/secret.hpp"
@@ -17,6 +18,7 @@ struct HubClientSettings {
   http::TransportSettings transport;
   int max_attempts = 8;
   std::chrono::milliseconds retry_base_delay{1000};
+  std::chrono::seconds retry_max_time{600};  // per request, waits included (--retry-max-time); 0: no limit
 };
 
 /// The Hub's metadata API: revision → commit, and the recursive tree listing at a commit. The token goes
@@ -40,7 +42,8 @@ class HubClient {
     std::string final_url;  // after redirects: relative links resolve against it
   };
   JsonAnswer get_following_redirects(const std::string& url);
-  JsonAnswer get_json(const std::string& url, const std::string& revision, const RepoId& repo);
+  /// `what` names the answer in messages ("repo info", "tree listing").
+  JsonAnswer get_json(const std::string& url, const std::string& revision, const RepoId& repo, std::string_view what);
 
   HubClientSettings settings_;
   std::stop_token stop_;

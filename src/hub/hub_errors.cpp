@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "util/printable.hpp"
+#include "util/secrets.hpp"
+
 namespace hfget::hub {
 namespace {
 
@@ -11,11 +14,10 @@ std::string repo_label(const RequestContext& context) {
   return fmt::format("{} '{}'", to_string(context.repo->type), context.repo->name);
 }
 
-// Server-supplied text is untrusted: keep it short and printable.
+// Server-supplied text is untrusted: keep it short and printable. Redacted before it is cut, so that a cut
+// cannot leave the start of an echoed token behind (the Error type redacts the whole message again).
 std::string sanitize(const std::string& text) {
-  std::string out;
-  for (const char c : text.substr(0, 200)) out += (c >= 0x20 && c < 0x7f) ? c : ' ';
-  return out;
+  return util::printable(util::redact_secrets(text), 200);
 }
 
 }  // namespace
@@ -35,6 +37,14 @@ Error error_from_response(const http::HttpResponse& response, const RequestConte
   if (code == "RevisionNotFound") {
     return Error(ErrorCode::kRevisionNotFound,
                  fmt::format("revision '{}' not found in {}{}", context.revision, label, server_says));
+  }
+  if (code == "EntryNotFound" && context.path.empty()) {
+    // From the revision or tree endpoint, not for a file: no file name to blame (exit 6 means "a file you
+    // named"); what was asked for there is the revision.
+    return Error(ErrorCode::kRevisionNotFound,
+                 fmt::format("revision '{}' not found in {}: the Hub answered EntryNotFound (HTTP {}) to its API "
+                             "request{}",
+                             context.revision, label, response.status, server_says));
   }
   if (code == "EntryNotFound") {
     return Error(ErrorCode::kFileNotFound,

@@ -41,7 +41,9 @@ void merge_range(std::vector<ByteRange>& ranges, ByteRange range) {
 std::string RangeJournal::header() const {
   nlohmann::json header{{"format_version", 1}, {"size", file_size_}, {"etag", etag_}};
   if (validator_) header["validator"] = {{"origin", validator_->origin}, {"etag", validator_->etag}};
-  return header.dump() + "\n";
+  // The validator is a server's ETag: any bytes. Replaced where not UTF-8 (then it never matches again,
+  // which only costs a restart), never a throw from the writer.
+  return header.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 namespace {

@@ -30,6 +30,7 @@ namespace transfer {
 http::TransportSettings transport_settings(const DownloadOptions& options) {
   http::TransportSettings transport;
   transport.stall_timeout = options.stall_timeout;
+  transport.speed_limit = options.speed_limit;
   transport.ca_bundle = options.ca_bundle;
   transport.ca_path = options.ca_path;
   return transport;
@@ -193,9 +194,9 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   validate_options(options);
   if (options.offline) return transfer::offline_snapshot(options);
 
-  hub::HubClient hub(
-      {options.endpoint, options.token, transport_settings(options), options.max_attempts, options.retry_base_delay},
-      stop);
+  hub::HubClient hub({options.endpoint, options.token, transport_settings(options), options.max_attempts,
+                      options.retry_base_delay, options.retry_max_time},
+                     stop);
 
   // Pin the revision first, so that a push during the download cannot mix two commits.
   Snapshot snapshot;

@@ -39,8 +39,8 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
       std::move(jobs),
       {static_cast<std::size_t>(options.max_workers), chunk_bytes, std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)},
       stop.get_token());
-  const transfer::FetchSettings settings{options.endpoint, &options.token,       options.repo,
-                                         commit,           options.max_attempts, options.retry_base_delay};
+  const transfer::FetchSettings settings{options.endpoint,     &options.token,           options.repo,          commit,
+                                         options.max_attempts, options.retry_base_delay, options.retry_max_time};
   std::mutex stop_cause_mutex;
   const auto stop_everything = [&](const Error& cause) {
     const std::lock_guard guard(stop_cause_mutex);

@@ -12,6 +12,7 @@
 
 #include "hfget/error.hpp"
 #include "http/content_range.hpp"
+#include "util/printable.hpp"
 #include "http/retrier.hpp"
 #include "http/url.hpp"
 #include "hub/hub_errors.hpp"
@@ -49,8 +50,8 @@ class RangeSink final : public http::BodySink {
       const std::string* value = head.header("content-range");
       const std::optional<http::ContentRange> range = value ? http::parse_content_range(*value) : std::nullopt;
       if (!range || !http::continues_partial_file(*range, position, file_.size)) {
-        rejection_ = fmt::format("Content-Range '{}' does not continue the file at byte {} of {}", value ? *value : "",
-                                 position, file_.size);
+        rejection_ = fmt::format("Content-Range '{}' does not continue the file at byte {} of {}",
+                                 util::printable(value ? *value : ""), position, file_.size);
       }
     } else if (position > 0) {
       rejection_ = fmt::format("the server ignored the Range request (HTTP {}) at byte {}", head.status, position);
@@ -146,6 +147,7 @@ std::string describe(const http::HttpResponse& response) {
     case http::TransportFailure::kConnect: return "cannot connect: " + response.failure_message;
     case http::TransportFailure::kConnectionLost: return "connection lost: " + response.failure_message;
     case http::TransportFailure::kTls: return "TLS error: " + response.failure_message;
+    case http::TransportFailure::kMalformedAnswer: return response.failure_message;
     case http::TransportFailure::kStoppedBySink: return "transfer stopped";
     case http::TransportFailure::kCancelled: return "interrupted";
     case http::TransportFailure::kOther: return response.failure_message;
@@ -157,14 +159,18 @@ std::string describe(const http::HttpResponse& response) {
 
 RangeFetcher::RangeFetcher(const FetchSettings& settings, ProgressSink& progress, http::TransportSettings transport,
                            std::stop_token stop)
-    : settings_(settings), progress_(progress), request_(std::move(transport)), stop_(std::move(stop)) {
+    : settings_(settings),
+      progress_(progress),
+      request_(transport),
+      progress_bytes_(http::progress_threshold(transport.speed_limit, transport.stall_timeout)),
+      stop_(std::move(stop)) {
   batch_.reserve(kBatchBytes);
 }
 
 void RangeFetcher::fetch(RangeTask& task) {
   FileJob& job = *task.job;
   const RemoteFile& file = job.file();
-  http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_);
+  http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_, settings_.retry_max_time);
   const std::string resolve_url = hub::resolve_url(settings_.endpoint, settings_.repo, settings_.commit, file.path);
   // An empty file still takes one request, without a Range ("bytes=0-" of nothing is unsatisfiable): its
   // bytes are nothing, but access to them must be granted (a gated repo yields not even its empty files).
@@ -219,7 +225,8 @@ void RangeFetcher::fetch(RangeTask& task) {
       }
     }
     resolving.finish();  // no redirect to a CDN came: the others stop waiting for one
-    if (sink.received() > 0) retrier.note_progress();
+    // A byte before each stall is no progress: such a server must use up the retries, not renew them.
+    if (sink.received() >= progress_bytes_) retrier.note_progress();
     if (response.failure == http::TransportFailure::kCancelled || stop_.stop_requested()) {
       throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
     }
@@ -263,9 +270,12 @@ void RangeFetcher::fetch(RangeTask& task) {
     if (!retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt,
                                    announce)) {
       if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
+      const std::string limit = retrier.out_of_time() ? fmt::format(" and {}s without progress (--retry-max-time)",
+                                                                    retrier.max_time().count())
+                                                      : "";
       throw Error(ErrorCode::kNetwork,
-                  fmt::format("{}: download failed after {} attempts: {} (what arrived is kept for resume)", file.path,
-                              retrier.attempts_failed(), reason),
+                  fmt::format("{}: download failed after {} attempts{}: {} (what arrived is kept for resume)",
+                              file.path, retrier.attempts_failed(), limit, reason),
                   file.path);
     }
   }

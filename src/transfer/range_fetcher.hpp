@@ -23,6 +23,7 @@ struct FetchSettings {
   std::string commit;
   int max_attempts = 8;
   std::chrono::milliseconds retry_base_delay{1000};
+  std::chrono::seconds retry_max_time{600};  // per range without progress, waits included; 0: no limit
 };
 
 /// A range of one file on one connection. `end` may be lowered by the scheduler while the transfer runs
@@ -52,6 +53,7 @@ class RangeFetcher {
   const FetchSettings& settings_;
   ProgressSink& progress_;
   http::EasyRequest request_;
+  std::uint64_t progress_bytes_;  // what an attempt must move to count as progress (http::progress_threshold)
   std::stop_token stop_;
   std::vector<std::byte> batch_;  // received bytes not yet written; capacity fixed at construction
 };

@@ -67,5 +67,66 @@ TEST(Retrier, ProgressResetsTheCount) {
   EXPECT_FALSE(retrier.wait_before_retry(kTransient, std::nullopt));
 }
 
+// A clock the test moves by hand, so that nothing here waits for the time limit.
+struct ManualClock {
+  std::chrono::steady_clock::time_point now{};
+  Retrier::Clock function() {
+    return [this] { return now; };
+  }
+};
+
+TEST(Retrier, GivesUpWhenTheNextRetryWouldStartPastTheTimeLimit) {
+  ManualClock clock;
+  Retrier retrier(100, milliseconds(0), {}, std::chrono::seconds(10), clock.function());
+  EXPECT_TRUE(retrier.wait_before_retry(kTransient, std::nullopt));
+  clock.now += std::chrono::seconds(9);
+  EXPECT_TRUE(retrier.wait_before_retry(kTransient, std::nullopt));
+  EXPECT_FALSE(retrier.out_of_time());
+  clock.now += std::chrono::seconds(2);
+  EXPECT_FALSE(retrier.wait_before_retry(kTransient, std::nullopt));
+  EXPECT_TRUE(retrier.out_of_time());
+  EXPECT_EQ(retrier.attempts_failed(), 3);
+}
+
+TEST(Retrier, DoesNotStartAWaitThatWouldEndPastTheTimeLimit) {
+  ManualClock clock;
+  Retrier retrier(100, milliseconds(0), {}, std::chrono::seconds(10), clock.function());
+  clock.now += std::chrono::seconds(5);
+  // Retry-After 6 s would start the retry 11 s after the first attempt: give up now, not after the wait.
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_FALSE(retrier.wait_before_retry(kTransient, std::chrono::seconds(6)));
+  EXPECT_TRUE(retrier.out_of_time());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+}
+
+TEST(Retrier, ProgressRestartsTheClock) {
+  ManualClock clock;
+  Retrier retrier(100, milliseconds(0), {}, std::chrono::seconds(10), clock.function());
+  clock.now += std::chrono::seconds(9);
+  retrier.note_progress();
+  clock.now += std::chrono::seconds(9);
+  EXPECT_TRUE(retrier.wait_before_retry(kTransient, std::nullopt));
+  clock.now += std::chrono::seconds(2);
+  EXPECT_FALSE(retrier.wait_before_retry(kTransient, std::nullopt));
+  EXPECT_TRUE(retrier.out_of_time());
+}
+
+TEST(Retrier, ZeroTimeLimitMeansOnlyAttemptsCount) {
+  ManualClock clock;
+  Retrier retrier(3, milliseconds(0), {}, std::chrono::seconds(0), clock.function());
+  clock.now += std::chrono::hours(24 * 365);
+  EXPECT_TRUE(retrier.wait_before_retry(kTransient, std::nullopt));
+  EXPECT_TRUE(retrier.wait_before_retry(kTransient, std::nullopt));
+  EXPECT_FALSE(retrier.wait_before_retry(kTransient, std::nullopt));
+  EXPECT_FALSE(retrier.out_of_time());
+}
+
+TEST(Retrier, RunningOutOfAttemptsIsNotRunningOutOfTime) {
+  ManualClock clock;
+  Retrier retrier(1, milliseconds(0), {}, std::chrono::seconds(10), clock.function());
+  EXPECT_FALSE(retrier.wait_before_retry(kTransient, std::nullopt));
+  EXPECT_FALSE(retrier.out_of_time());
+}
+
 }  // namespace
 }  // namespace hfget::http

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 
 namespace hfget::http {
 namespace {
@@ -17,6 +18,7 @@ const char* name_of(TransportFailure failure) {
     case TransportFailure::kConnect: return "kConnect";
     case TransportFailure::kTimeout: return "kTimeout";
     case TransportFailure::kConnectionLost: return "kConnectionLost";
+    case TransportFailure::kMalformedAnswer: return "kMalformedAnswer";
     case TransportFailure::kTls: return "kTls";
     case TransportFailure::kStoppedBySink: return "kStoppedBySink";
     case TransportFailure::kCancelled: return "kCancelled";
@@ -53,6 +55,7 @@ TEST(NextStep, RetriesOnlyTransientFailures) {
       {TransportFailure::kConnectionLost, 200, NextStep::kRetry},
       {TransportFailure::kConnectionLost, 206, NextStep::kRetry},
       {TransportFailure::kOther, 0, NextStep::kRetry},
+      {TransportFailure::kMalformedAnswer, 200, NextStep::kRetry},
       {TransportFailure::kTimeout, 404, NextStep::kRetry},
       {TransportFailure::kTls, 0, NextStep::kGiveUp},
       {TransportFailure::kTls, 503, NextStep::kGiveUp},
@@ -68,15 +71,18 @@ TEST(NextStep, RetriesOnlyTransientFailures) {
 
 TEST(ParseRetryAfter, ReadsDelaySeconds) {
   EXPECT_EQ(parse_retry_after("0"), seconds(0));
-  EXPECT_EQ(parse_retry_after("120"), seconds(120));
+  EXPECT_EQ(parse_retry_after("45"), seconds(45));
   EXPECT_EQ(parse_retry_after("  7 "), seconds(7));
 }
 
-TEST(ParseRetryAfter, CapsHostileValuesAtFiveMinutes) {
-  EXPECT_EQ(parse_retry_after("300"), seconds(300));
-  EXPECT_EQ(parse_retry_after("301"), seconds(300));
-  EXPECT_EQ(parse_retry_after("86400"), seconds(300));
-  EXPECT_EQ(parse_retry_after("9999999999"), seconds(300));
+// Five minutes per attempt let one request wait about 40 minutes with the default --retries.
+TEST(ParseRetryAfter, CapsHostileValuesAtOneMinute) {
+  EXPECT_EQ(kMaxRetryAfter, seconds(60));
+  EXPECT_EQ(parse_retry_after("60"), seconds(60));
+  EXPECT_EQ(parse_retry_after("61"), seconds(60));
+  EXPECT_EQ(parse_retry_after("300"), seconds(60));
+  EXPECT_EQ(parse_retry_after("86400"), seconds(60));
+  EXPECT_EQ(parse_retry_after("9999999999"), seconds(60));
 }
 
 TEST(ParseRetryAfter, IgnoresJunkNegativesAndHttpDates) {
@@ -135,7 +141,41 @@ TEST(BackoffDelay, KeepsALongerJitteredDelayOverAShortRetryAfter) {
 }
 
 TEST(BackoffDelay, RetryAfterIsNotCappedByTheBackoffCeiling) {
-  EXPECT_EQ(backoff_delay(1, milliseconds(1000), seconds(120), 0.5), milliseconds(120'000));
+  EXPECT_EQ(backoff_delay(1, milliseconds(1000), seconds(60), 0.5), milliseconds(60'000));
+}
+
+TEST(ProgressThreshold, IsWhatTheMinimumRateMovesInOneStallWindow) {
+  EXPECT_EQ(progress_threshold(1024, seconds(2)), 2048U);
+  EXPECT_EQ(progress_threshold(100, seconds(30)), 3000U);
+}
+
+TEST(ProgressThreshold, IsAtMost64KiB) {
+  EXPECT_EQ(progress_threshold(1024, seconds(60)), 60U * 1024);  // the defaults
+  EXPECT_EQ(progress_threshold(1024, seconds(3600)), 64U * 1024);
+  EXPECT_EQ(progress_threshold(100 << 20, seconds(60)), 64U * 1024);
+  EXPECT_EQ(progress_threshold(UINT64_MAX, seconds(1'000'000)), 64U * 1024);  // no wrap-around
+}
+
+TEST(ProgressThreshold, IsAtLeastOneByte) {
+  EXPECT_EQ(progress_threshold(0, seconds(60)), 1U);  // --speed-limit 0: any byte, as before the rate rule
+  EXPECT_EQ(progress_threshold(1, seconds(0)), 1U);
+}
+
+// A byte before each stall, or a byte a second, is no progress with the defaults.
+TEST(ProgressThreshold, ADripIsNoProgress) {
+  EXPECT_LT(1U, progress_threshold(1024, seconds(60)));
+  EXPECT_LT(60U, progress_threshold(1024, seconds(60)));
+}
+
+TEST(RetryFits, OnlyWhenTheRetryStartsWithinTheLimit) {
+  EXPECT_TRUE(retry_fits(milliseconds(0), milliseconds(60'000), seconds(60)));
+  EXPECT_TRUE(retry_fits(milliseconds(500'000), milliseconds(30'000), seconds(600)));
+  EXPECT_FALSE(retry_fits(milliseconds(590'000), milliseconds(30'000), seconds(600)));
+  EXPECT_FALSE(retry_fits(milliseconds(601'000), milliseconds(0), seconds(600)));
+}
+
+TEST(RetryFits, ZeroMeansNoLimit) {
+  EXPECT_TRUE(retry_fits(milliseconds(1'000'000'000), milliseconds(60'000), seconds(0)));
 }
 
 }  // namespace

@@ -48,6 +48,13 @@ TEST(Printable, CutsLongTextAtACharacterBoundary) {
   EXPECT_EQ(printable("short", 10), "short");
 }
 
+TEST(Printable, KeepsACharacterWholeAtTheCut) {
+  // 199 ASCII bytes then a 2-byte character: it is kept whole, not split.
+  const std::string text = std::string(199, 'a') + "\xc3\xa9" + "tail";
+  EXPECT_EQ(printable(text), std::string(199, 'a') + "\xc3\xa9" + "...");
+  EXPECT_EQ(printable(std::string(1 << 20, 'x')), std::string(200, 'x') + "...");
+}
+
 TEST(Printable, IsIdempotent) {
   const std::string once = printable("\x1b[2J\xe2\x80\xae\xff");
   EXPECT_EQ(printable(once), once);
