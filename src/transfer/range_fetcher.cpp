@@ -12,11 +12,11 @@
 
 #include "hfget/error.hpp"
 #include "http/content_range.hpp"
-#include "util/printable.hpp"
 #include "http/retrier.hpp"
 #include "http/url.hpp"
 #include "hub/hub_errors.hpp"
 #include "hub/hub_urls.hpp"
+#include "util/printable.hpp"
 
 namespace hfget::transfer {
 namespace {
