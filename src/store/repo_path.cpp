@@ -48,16 +48,6 @@ bool is_git_directory_name(std::string_view component) {
   return equals_ignoring_case(name, ".git") || equals_ignoring_case(component, "git~1");
 }
 
-// ".cache/huggingface" (any case: some filesystems fold it), or below it: where hfget and huggingface_hub keep
-// a local dir's metadata, records and locks.
-bool is_under_metadata_folder(std::string_view path) {
-  const std::size_t first_slash = path.find('/');
-  if (!equals_ignoring_case(path.substr(0, first_slash), ".cache")) return false;
-  if (first_slash == std::string_view::npos) return true;
-  const std::string_view rest = path.substr(first_slash + 1);
-  return equals_ignoring_case(rest.substr(0, rest.find('/')), "huggingface");
-}
-
 }  // namespace
 
 std::optional<std::string> unsafe_path_reason(std::string_view path) {
@@ -86,7 +76,12 @@ std::optional<std::string> unsafe_path_reason(std::string_view path) {
 }
 
 bool is_reserved_metadata_path(std::string_view path) {
-  return is_under_metadata_folder(path);
+  // Any case: a case-folding filesystem (a NAS, macOS) would put ".CACHE/HuggingFace" in the same place.
+  const std::size_t first_slash = path.find('/');
+  if (!equals_ignoring_case(path.substr(0, first_slash), ".cache")) return false;
+  if (first_slash == std::string_view::npos) return true;
+  const std::string_view rest = path.substr(first_slash + 1);
+  return equals_ignoring_case(rest.substr(0, rest.find('/')), "huggingface");
 }
 
 std::vector<std::string> validate_listing(std::vector<RemoteFile>& files) {
