@@ -22,10 +22,12 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <istream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <numeric>
+#include <string_view>
+#include <vector>
 
 #include "util/file_range_streambuf.hpp"
 #include "util/message_text.hpp"
@@ -306,18 +308,26 @@ class HeaderEvents final : public nlohmann::json_sax<Json> {
 
 // The rules across tensors, once all are read: names unique, spans covering the data region exactly.
 std::optional<std::string> check_spans(SafetensorsHeader& header) {
-  std::vector<std::uint32_t> by_name(header.tensors.size());
-  std::iota(by_name.begin(), by_name.end(), 0U);
-  std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return header.name_of(header.tensors[a]) < header.name_of(header.tensors[b]);
-  });
-  for (std::size_t i = 1; i < by_name.size(); ++i) {
-    const std::string_view name = header.name_of(header.tensors[by_name[i]]);
-    if (name == header.name_of(header.tensors[by_name[i - 1]])) {
-      return fmt::format("tensor '{}' appears twice in the header", shown(name));
+  // Twice the same name: sorted by (hash, name), equal names end up side by side, and most comparisons are
+  // settled by the hash alone. (Names crafted to share a hash fall back to comparing names: never quadratic.)
+  struct Named {
+    std::size_t hash;
+    std::string_view name;
+    bool operator<(const Named& other) const { return hash != other.hash ? hash < other.hash : name < other.name; }
+  };
+  std::vector<Named> by_hash;
+  by_hash.reserve(header.tensors.size());
+  for (const TensorInfo& tensor : header.tensors) {
+    const std::string_view name = header.name_of(tensor);
+    by_hash.push_back({std::hash<std::string_view>{}(name), name});
+  }
+  std::sort(by_hash.begin(), by_hash.end());
+  for (std::size_t i = 1; i < by_hash.size(); ++i) {
+    if (by_hash[i].name == by_hash[i - 1].name) {
+      return fmt::format("tensor '{}' appears twice in the header", shown(by_hash[i].name));
     }
   }
-  by_name = {};
+  by_hash = {};
 
   std::sort(header.tensors.begin(), header.tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;

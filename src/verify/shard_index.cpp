@@ -204,7 +204,11 @@ void WeightMap::finish() {
   const auto name = [this](const Entry& entry) {
     return std::string_view(names_).substr(entry.name_offset, entry.name_size);
   };
-  std::stable_sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) { return name(a) < name(b); });
+  const auto by_name = [&](const Entry& a, const Entry& b) { return name(a) < name(b); };
+  // transformers writes the map sorted (json.dumps(sort_keys=True)): then there is nothing to sort.
+  if (!std::is_sorted(entries_.begin(), entries_.end(), by_name)) {
+    std::stable_sort(entries_.begin(), entries_.end(), by_name);
+  }
   // Of a run of equal names (in file order, the sort being stable) the last one counts.
   std::size_t kept = 0;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
