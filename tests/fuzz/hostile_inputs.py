@@ -39,19 +39,19 @@ def cases() -> dict:
     return {
         "fuzz_tree_listing": {
             "1m-empty-objects-in-an-unused-field.json": f"[{file_entry}{empty_objects(1_000_000)}}}]".encode(),
-            "24m-nested-arrays-in-an-entry.json": nested(f"[{file_entry}", 12 * MB, "}]"),
+            "40m-nested-arrays-in-an-entry.json": nested(f"[{file_entry}", 20 * MB, "}]"),
         },
         "fuzz_revision_info": {
-            "24m-nested-arrays.json": nested(f'{{"sha":"{OID}","x":', 12 * MB, "}"),
+            "40m-nested-arrays.json": nested(f'{{"sha":"{OID}","x":', 20 * MB, "}"),
             "1m-empty-objects.json": f'{{"sha":"{OID}","siblings":{empty_objects(1_000_000)}}}'.encode(),
         },
         "fuzz_safetensors_header": {
-            "24m-nested-metadata.bin": safetensors(nested('{"__metadata__":{"a":', 12 * MB, "}}").decode()),
+            "40m-nested-metadata.bin": safetensors(nested('{"__metadata__":{"a":', 20 * MB, "}}").decode()),
             "1m-empty-objects-in-metadata.bin": safetensors(f'{{"__metadata__":{{"a":{empty_objects(1_000_000)}}}}}'),
             "20k-tiny-tensors.bin": safetensors(tiny_tensors(20_000)),
         },
         "fuzz_shard_index": {
-            "24m-nested-metadata.json": nested('{"weight_map":{},"metadata":{"a":', 12 * MB, "}}"),
+            "40m-nested-metadata.json": nested('{"weight_map":{},"metadata":{"a":', 20 * MB, "}}"),
             "1m-empty-objects-in-metadata.json":
                 f'{{"weight_map":{{"a":"s"}},"metadata":{{"a":{empty_objects(1_000_000)}}}}}'.encode(),
             "200k-tensors-unsorted.json": ('{"weight_map":{' + ",".join(f'"t{i}":"s{i % 64}"' for i in range(200_000))
