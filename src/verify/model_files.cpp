@@ -1,24 +1,70 @@
 // SPDX-License-Identifier: MIT
 // The files a model needs besides its weights. A download that lost tokenizer.json looks complete to
 // `du` and `ls | wc -l` and fails only when the model is loaded; these checks catch it at download time.
+//
+// config.json is a downloaded file and may be hostile (up to kMaxJsonBytes): its validity is checked as a
+// stream of SAX events that stores nothing, read through a 64 KiB window, so it costs no more than its
+// longest string (reading it whole took twice its size: 800 MB for a 400 MB file).
 #include "verify/model_files.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
+#include <istream>
 #include <nlohmann/json.hpp>
 
-#include "util/read_text_file.hpp"
+#include "util/file_range_streambuf.hpp"
+#include "util/unique_fd.hpp"
 
 namespace hfget::verify {
 namespace {
 
 constexpr std::uint64_t kMaxJsonBytes = 512 << 20;
+// Python's json module (what transformers loads a config with) gives up near 1000 levels.
+constexpr std::size_t kMaxJsonDepth = 1000;
+
+// Accepts any JSON nested at most kMaxJsonDepth deep, keeping nothing.
+class Acceptor final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool /*value*/) override { return true; }
+  bool number_integer(number_integer_t /*value*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*value*/) override { return true; }
+  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override { return true; }
+  bool string(string_t& /*value*/) override { return true; }
+  bool binary(binary_t& /*value*/) override { return true; }
+  bool start_object(std::size_t /*elements*/) override { return ++depth_ <= kMaxJsonDepth; }
+  bool key(string_t& /*value*/) override { return true; }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t /*elements*/) override { return ++depth_ <= kMaxJsonDepth; }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
+                   const nlohmann::detail::exception& /*error*/) override {
+    return false;
+  }
+
+ private:
+  bool close() {
+    --depth_;
+    return true;
+  }
+
+  std::size_t depth_ = 0;
+};
 
 bool is_valid_json_file(const std::filesystem::path& path) {
-  const std::optional<std::string> content = util::read_text_file(path, kMaxJsonBytes);
-  return content && nlohmann::json::accept(*content);
+  const util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat info {};
+  if (!fd.valid() || ::fstat(fd.get(), &info) != 0 || static_cast<std::uint64_t>(info.st_size) > kMaxJsonBytes) {
+    return false;
+  }
+  util::FileRangeStreambuf window(fd.get(), 0, static_cast<std::uint64_t>(info.st_size));
+  std::istream stream(&window);
+  Acceptor acceptor;
+  return nlohmann::json::sax_parse(stream, &acceptor) && window.error() == 0 && !window.ended_early();
 }
 
 // Where tokenizer files may live: the root, and (diffusers pipelines) folders named tokenizer*.

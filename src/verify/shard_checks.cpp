@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: MIT
+// The shard checks compare a snapshot's indexes with its safetensors headers. Both come from the download
+// and may be hostile: a repo of 64 shards whose headers are each 90 MB of tiny tensors must not cost 64
+// headers' worth of memory. So the weights are scanned in one pass that holds one header at a time: the
+// indexes are parsed first (compactly, see WeightMap), then each header is read, checked, compared with
+// every index that names its file, and reduced to a HeaderSummary (its problem, its tensor bytes and
+// count) before the next one is read. Peak memory is the indexes' weight_maps plus the largest header's
+// names and spans: about the size of those files, never their sum. A mismatch names its tensors up to
+// kMaxNamedMismatches per shard and direction and counts the rest in one more line, so that a hostile pair
+// of index and header cannot fill the report with millions of lines either.
 #include "verify/shard_checks.hpp"
 
 #include <fmt/format.h>
 
-#include <set>
+#include <algorithm>
+#include <unordered_map>
 
-#include "util/read_text_file.hpp"
+#include "util/message_text.hpp"
+#include "verify/safetensors_header.hpp"
 #include "verify/shard_index.hpp"
 
 namespace hfget::verify {
 namespace {
 
-constexpr std::uint64_t kMaxIndexBytes = 256 << 20;
+constexpr std::size_t kMaxNamedMismatches = 20;
 
 bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -27,46 +38,138 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-struct LoadedIndex {
-  std::string path;  // repo path of the index file
-  ShardIndex index;
+// An index that parsed, while the headers are compared with it.
+struct OpenIndex {
+  std::size_t summary = 0;  // its IndexSummary in WeightsScan::indexes
+  WeightMap weight_map;
+  std::unordered_map<std::string, std::uint32_t> shard_ids;    // repo path of a shard → WeightMap shard id
+  std::vector<std::vector<std::uint32_t>> tensors_of_shard;    // shard id → its tensors, in name order
+  std::vector<bool> found;                                     // tensor (name order) → seen in its shard's header
+  std::map<std::string, std::vector<FileProblem>> mismatches;  // by shard path, as the report lists them
 };
 
-std::vector<LoadedIndex> load_indexes(const std::filesystem::path& root, const Inventory& inventory,
-                                      VerifyReport& report, const char* check) {
-  std::vector<LoadedIndex> indexes;
-  for (const ExpectedFile& file : inventory.expected) {
-    if (!file.present || !is_shard_index_name(base_name(file.path))) continue;
-    const std::optional<std::string> text = util::read_text_file(root / file.path, kMaxIndexBytes);
-    ShardIndexParse parsed = text ? parse_shard_index(*text) : ShardIndexParse{std::nullopt, "cannot read the index"};
-    if (!parsed.index) {
-      if (check != nullptr) report.problems.push_back({file.path, check, parsed.problem});
-      continue;
-    }
-    indexes.push_back({file.path, std::move(*parsed.index)});
+OpenIndex open_index(std::size_t summary, IndexSummary& index, WeightMap weight_map) {
+  OpenIndex open;
+  open.summary = summary;
+  open.weight_map = std::move(weight_map);
+  const std::string folder = folder_of(index.path);
+  const std::vector<std::string>& shards = open.weight_map.shards();
+  for (std::uint32_t id = 0; id < shards.size(); ++id) {
+    open.shard_ids.emplace(folder + shards[id], id);
+    index.shards.insert(folder + shards[id]);
   }
-  return indexes;
+  open.tensors_of_shard.resize(shards.size());
+  for (std::size_t i = 0; i < open.weight_map.size(); ++i) {
+    open.tensors_of_shard[open.weight_map.shard_id(i)].push_back(static_cast<std::uint32_t>(i));
+  }
+  open.found.assign(open.weight_map.size(), false);
+  return open;
+}
+
+// Adds "tensor 'x' …" for the first kMaxNamedMismatches names, then one line counting the rest.
+template <typename Names, typename Name, typename Rest>
+void name_mismatches(std::vector<FileProblem>& out, const std::string& shard, const Names& names, Name&& line,
+                     Rest&& rest) {
+  for (std::size_t i = 0; i < names.size() && i < kMaxNamedMismatches; ++i) {
+    out.push_back({shard, "safetensors_headers", line(util::clip_for_message(names[i]))});
+  }
+  if (names.size() > kMaxNamedMismatches) {
+    out.push_back({shard, "safetensors_headers", rest(names.size() - kMaxNamedMismatches)});
+  }
+}
+
+// Compares one well-formed header with an index that names its file.
+void compare(OpenIndex& index, const std::string& index_path, const std::string& shard, std::uint32_t shard_id,
+             const SafetensorsHeader& header) {
+  std::vector<std::string_view> unindexed;
+  for (const TensorInfo& tensor : header.tensors) {
+    const std::string_view name = header.name_of(tensor);
+    const std::optional<std::size_t> at = index.weight_map.find(name);
+    if (at && index.weight_map.shard_id(*at) == shard_id) {
+      index.found[*at] = true;
+    } else {
+      unindexed.push_back(name);
+    }
+  }
+  std::vector<std::string_view> absent;
+  for (const std::uint32_t at : index.tensors_of_shard[shard_id]) {
+    if (!index.found[at]) absent.push_back(index.weight_map.tensor(at));
+  }
+  std::sort(unindexed.begin(), unindexed.end());
+  if (absent.empty() && unindexed.empty()) return;
+
+  std::vector<FileProblem>& out = index.mismatches[shard];
+  name_mismatches(
+      out, shard, absent,
+      [&](const std::string& name) {
+        return fmt::format("tensor '{}' is mapped to this shard by {} but not in its header", name, index_path);
+      },
+      [&](std::size_t more) {
+        return fmt::format("{} more tensor(s) are mapped to this shard by {} but not in its header", more, index_path);
+      });
+  name_mismatches(
+      out, shard, unindexed,
+      [&](const std::string& name) { return fmt::format("tensor '{}' is missing from {}", name, index_path); },
+      [&](std::size_t more) {
+        return fmt::format("{} more tensor(s) of this shard are missing from {}", more, index_path);
+      });
 }
 
 }  // namespace
 
-HeaderTable read_all_headers(const std::filesystem::path& root, const Inventory& inventory) {
-  HeaderTable headers;
-  for (const std::string& path : inventory.on_disk) {
-    if (ends_with(path, ".safetensors")) headers.emplace(path, read_safetensors_header(root / path));
+WeightsScan scan_weights(const std::filesystem::path& root, const Inventory& inventory) {
+  WeightsScan scan;
+  std::vector<OpenIndex> open;
+  for (const ExpectedFile& file : inventory.expected) {
+    if (!file.present || !is_shard_index_name(base_name(file.path))) continue;
+    ShardIndexParse parsed = read_shard_index(root / file.path);
+    scan.indexes.push_back({file.path, parsed.problem, std::nullopt, {}, {}});
+    if (!parsed.index) continue;
+    scan.indexes.back().total_size = parsed.index->total_size;
+    open.push_back(open_index(scan.indexes.size() - 1, scan.indexes.back(), std::move(parsed.index->weight_map)));
   }
-  return headers;
+
+  for (const std::string& path : inventory.on_disk) {
+    if (!ends_with(path, ".safetensors")) continue;
+    const HeaderCheck check = read_safetensors_header(root / path);
+    HeaderSummary& summary = scan.headers[path];
+    if (!check.header) {
+      summary.problem = check.problem.empty() ? "invalid header" : check.problem;
+      continue;
+    }
+    summary.tensor_bytes = check.header->tensor_bytes();
+    summary.tensors = check.header->tensors.size();
+    for (OpenIndex& index : open) {
+      const auto id = index.shard_ids.find(path);
+      if (id != index.shard_ids.end())
+        compare(index, scan.indexes[index.summary].path, path, id->second, *check.header);
+    }
+  }
+
+  for (OpenIndex& index : open) {
+    std::vector<FileProblem>& out = scan.indexes[index.summary].header_mismatches;
+    for (auto& [shard, problems] : index.mismatches) {
+      out.insert(out.end(), std::make_move_iterator(problems.begin()), std::make_move_iterator(problems.end()));
+    }
+  }
+  return scan;
 }
 
-CheckResult check_shard_sets(const std::filesystem::path& root, const Inventory& inventory, const HeaderTable& headers,
-                             VerifyReport& report) {
+CheckResult check_shard_sets(const Inventory& inventory, const WeightsScan& scan, VerifyReport& report) {
   const std::size_t problems_before = report.problems.size();
-  const std::vector<LoadedIndex> indexes = load_indexes(root, inventory, report, "shard_set");
+  std::size_t parsed_indexes = 0;
+  for (const IndexSummary& index : scan.indexes) {
+    if (!index.problem.empty()) {
+      report.problems.push_back({index.path, "shard_set", index.problem});
+    } else {
+      ++parsed_indexes;
+    }
+  }
   std::vector<std::string> summaries;
-  for (const LoadedIndex& loaded : indexes) {
-    const std::string folder = folder_of(loaded.path);
-    std::set<std::string> shards;
-    for (const auto& [tensor, shard] : loaded.index.weight_map) shards.insert(folder + shard);
+  for (const IndexSummary& index : scan.indexes) {
+    if (!index.problem.empty()) continue;
+    const std::string folder = folder_of(index.path);
+    const std::set<std::string>& shards = index.shards;
 
     std::size_t present = 0;
     std::size_t excluded = 0;
@@ -80,7 +183,7 @@ CheckResult check_shard_sets(const std::filesystem::path& root, const Inventory&
       } else if (inventory.is_excluded(shard)) {
         ++excluded;
       } else {
-        report.problems.push_back({shard, "shard_set", "missing: named by " + loaded.path + " but not on disk"});
+        report.problems.push_back({shard, "shard_set", "missing: named by " + index.path + " but not on disk"});
       }
       const std::optional<ShardName> name = parse_shard_name(base_name(shard));
       if (!name) {
@@ -94,7 +197,7 @@ CheckResult check_shard_sets(const std::filesystem::path& root, const Inventory&
     }
     if (declared_count && (!names_agree || numbers.size() != *declared_count || shards.size() != *declared_count ||
                            *numbers.begin() != 1 || *numbers.rbegin() != *declared_count)) {
-      report.problems.push_back({loaded.path, "shard_set",
+      report.problems.push_back({index.path, "shard_set",
                                  fmt::format("the index names {} shard(s) but the shard names say -of-{:05}",
                                              shards.size(), *declared_count)});
     }
@@ -104,7 +207,7 @@ CheckResult check_shard_sets(const std::filesystem::path& root, const Inventory&
         if (folder_of(path) != folder || shards.count(path) != 0) continue;
         const std::optional<ShardName> name = parse_shard_name(base_name(path));
         if (name && name->stem == pattern->stem && name->extension == pattern->extension) {
-          report.problems.push_back({path, "shard_set", "stray shard: not named in " + loaded.path});
+          report.problems.push_back({path, "shard_set", "stray shard: not named in " + index.path});
         }
       }
     }
@@ -112,26 +215,26 @@ CheckResult check_shard_sets(const std::filesystem::path& root, const Inventory&
     std::uint64_t tensor_bytes = 0;
     bool all_headers_valid = present == shards.size();
     for (const std::string& shard : shards) {
-      const auto header = headers.find(shard);
-      if (header == headers.end() || !header->second.header) {
+      const auto header = scan.headers.find(shard);
+      if (header == scan.headers.end() || !header->second.ok()) {
         all_headers_valid = false;
         break;
       }
-      tensor_bytes += header->second.header->tensor_bytes();
+      tensor_bytes += header->second.tensor_bytes;
     }
-    if (all_headers_valid && loaded.index.total_size && *loaded.index.total_size != tensor_bytes) {
-      report.problems.push_back({loaded.path, "shard_set",
+    if (all_headers_valid && index.total_size && *index.total_size != tensor_bytes) {
+      report.problems.push_back({index.path, "shard_set",
                                  fmt::format("metadata.total_size {} != {} bytes of tensor data in its shards",
-                                             *loaded.index.total_size, tensor_bytes)});
+                                             *index.total_size, tensor_bytes)});
     }
     report.shards_expected += shards.size();
     report.shards_present += present;
-    summaries.push_back(fmt::format("{}: {}/{} shards{}", loaded.path, present, shards.size(),
+    summaries.push_back(fmt::format("{}: {}/{} shards{}", index.path, present, shards.size(),
                                     excluded > 0 ? fmt::format(" ({} excluded)", excluded) : ""));
   }
-  if (indexes.empty() && report.problems.size() == problems_before) {
+  if (parsed_indexes == 0 && report.problems.size() == problems_before) {
     // An unsharded model: its one weights file is the whole set.
-    for (const auto& [path, header] : headers) {
+    for (const auto& [path, header] : scan.headers) {
       if (folder_of(path).empty()) {
         ++report.shards_expected;
         ++report.shards_present;
@@ -149,50 +252,27 @@ CheckResult check_shard_sets(const std::filesystem::path& root, const Inventory&
   return {"shard_set", CheckStatus::kPass, detail};
 }
 
-CheckResult check_safetensors_headers(const std::filesystem::path& root, const Inventory& inventory,
-                                      const HeaderTable& headers, VerifyReport& report) {
-  if (headers.empty()) return {"safetensors_headers", CheckStatus::kSkip, "no safetensors files"};
+CheckResult check_safetensors_headers(const WeightsScan& scan, VerifyReport& report) {
+  if (scan.headers.empty()) return {"safetensors_headers", CheckStatus::kSkip, "no safetensors files"};
   const std::size_t problems_before = report.problems.size();
   std::size_t tensors = 0;
-  for (const auto& [path, check] : headers) {
-    if (!check.header) {
-      report.problems.push_back({path, "safetensors_headers", check.problem});
+  for (const auto& [path, header] : scan.headers) {
+    if (!header.ok()) {
+      report.problems.push_back({path, "safetensors_headers", header.problem});
     } else {
-      tensors += check.header->tensors.size();
+      tensors += header.tensors;
     }
   }
-  // Cross-check each index with the headers of its shards (indexes that do not parse are reported by shard_set).
-  VerifyReport scratch;
-  for (const LoadedIndex& loaded : load_indexes(root, inventory, scratch, nullptr)) {
-    const std::string folder = folder_of(loaded.path);
-    std::map<std::string, std::set<std::string>> tensors_by_shard;
-    for (const auto& [tensor, shard] : loaded.index.weight_map) tensors_by_shard[folder + shard].insert(tensor);
-    for (const auto& [shard, wanted] : tensors_by_shard) {
-      const auto header = headers.find(shard);
-      if (header == headers.end() || !header->second.header) continue;
-      std::set<std::string> actual;
-      for (const TensorInfo& tensor : header->second.header->tensors) actual.insert(tensor.name);
-      for (const std::string& tensor : wanted) {
-        if (actual.count(tensor) == 0) {
-          report.problems.push_back(
-              {shard, "safetensors_headers",
-               fmt::format("tensor '{}' is mapped to this shard by {} but not in its header", tensor, loaded.path)});
-        }
-      }
-      for (const std::string& tensor : actual) {
-        if (wanted.count(tensor) == 0) {
-          report.problems.push_back(
-              {shard, "safetensors_headers", fmt::format("tensor '{}' is missing from {}", tensor, loaded.path)});
-        }
-      }
-    }
+  // Each index against the headers of its shards (indexes that do not parse are reported by shard_set).
+  for (const IndexSummary& index : scan.indexes) {
+    report.problems.insert(report.problems.end(), index.header_mismatches.begin(), index.header_mismatches.end());
   }
   if (report.problems.size() != problems_before) {
     return {"safetensors_headers", CheckStatus::kFail,
-            fmt::format("{} problem(s) in {} file(s)", report.problems.size() - problems_before, headers.size())};
+            fmt::format("{} problem(s) in {} file(s)", report.problems.size() - problems_before, scan.headers.size())};
   }
   return {"safetensors_headers", CheckStatus::kPass,
-          fmt::format("{} file(s), {} tensors, spans exact and contiguous", headers.size(), tensors)};
+          fmt::format("{} file(s), {} tensors, spans exact and contiguous", scan.headers.size(), tensors)};
 }
 
 }  // namespace hfget::verify

@@ -106,9 +106,9 @@ void run_snapshot_checks(const SnapshotOnDisk& snapshot, const CheckSettings& se
   report.checks.push_back(check_completeness(inventory, report));
   report.checks.push_back(check_sizes(inventory, report));
   report.checks.push_back(check_hashes(snapshot, inventory, settings, report, std::move(stop)));
-  const HeaderTable headers = read_all_headers(snapshot.root, inventory);
-  report.checks.push_back(check_shard_sets(snapshot.root, inventory, headers, report));
-  report.checks.push_back(check_safetensors_headers(snapshot.root, inventory, headers, report));
+  const WeightsScan weights = scan_weights(snapshot.root, inventory);
+  report.checks.push_back(check_shard_sets(inventory, weights, report));
+  report.checks.push_back(check_safetensors_headers(weights, report));
   report.checks.push_back(check_config(snapshot, inventory, settings, report));
   report.checks.push_back(check_tokenizer(snapshot, inventory, settings, report));
 }

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
-// model.safetensors.index.json (untrusted: a downloaded file) and the shard file names it refers to.
+// model.safetensors.index.json (untrusted: a downloaded file) and the shard file names it refers to. The
+// index is parsed from memory and, through a memfd, streamed from a file; both parses must agree, and an
+// accepted weight_map must be sorted, free of duplicates and able to find each of its tensors.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <string>
 
 #include "fuzz_check.hpp"
@@ -18,15 +23,53 @@ void check_name(std::string_view name) {
   HFGET_FUZZ_CHECK(name.substr(name.size() - parsed->extension.size()) == parsed->extension);
 }
 
+void check_weight_map(const hfget::verify::WeightMap& map) {
+  for (std::size_t i = 0; i < map.size(); ++i) {
+    if (i > 0) HFGET_FUZZ_CHECK(map.tensor(i - 1) < map.tensor(i));
+    HFGET_FUZZ_CHECK(map.shard_id(i) < map.shards().size());
+    HFGET_FUZZ_CHECK(map.find(map.tensor(i)) == i);
+    HFGET_FUZZ_CHECK(map.shard_of(map.tensor(i)) == std::string_view(map.shard(i)));
+  }
+  for (const std::string& shard : map.shards()) check_name(shard);
+}
+
+// One memfd per process, reached by path as read_shard_index() wants: no temp files left behind.
+class MemoryFile {
+ public:
+  MemoryFile() : fd_(::memfd_create("hfget-fuzz-shard-index", MFD_CLOEXEC)) {
+    HFGET_FUZZ_CHECK(fd_ >= 0);
+    path_ = "/proc/self/fd/" + std::to_string(fd_);
+  }
+  const std::string& write(std::string_view content) {
+    HFGET_FUZZ_CHECK(::ftruncate(fd_, 0) == 0);
+    std::size_t done = 0;
+    while (done < content.size()) {
+      const ssize_t n = ::pwrite(fd_, content.data() + done, content.size() - done, static_cast<off_t>(done));
+      HFGET_FUZZ_CHECK(n > 0);
+      done += static_cast<std::size_t>(n);
+    }
+    return path_;
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static MemoryFile file;
   const std::string_view text = hfget::fuzz::as_text(data, size);
   try {
     const hfget::verify::ShardIndexParse result = hfget::verify::parse_shard_index(text);
     HFGET_FUZZ_CHECK(result.index.has_value() != !result.problem.empty());
-    if (result.index) {
-      for (const auto& [tensor, shard] : result.index->weight_map) check_name(shard);
+    if (result.index) check_weight_map(result.index->weight_map);
+    const hfget::verify::ShardIndexParse streamed = hfget::verify::read_shard_index(file.write(text));
+    HFGET_FUZZ_CHECK(streamed.problem == result.problem);
+    if (streamed.index) {
+      HFGET_FUZZ_CHECK(streamed.index->total_size == result.index->total_size);
+      HFGET_FUZZ_CHECK(streamed.index->weight_map.size() == result.index->weight_map.size());
     }
     check_name(text);
   } catch (const hfget::Error&) {

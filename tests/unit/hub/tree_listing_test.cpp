@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "hfget/error.hpp"
@@ -127,9 +128,100 @@ TEST(ParseTreePage, RejectsEntriesWithoutPathOrType) {
 }
 
 TEST(ParseTreePage, RejectsABodyThatIsNotAnArray) {
-  malformed_message(R"({"error": "Repository not found"})");
-  malformed_message(R"("[]")");
-  malformed_message("null");
+  for (const char* body : {R"({"error": "Repository not found"})", R"("[]")", "null", "5", "{}"}) {
+    EXPECT_NE(malformed_message(body).find("the body is not a JSON array"), std::string::npos) << body;
+  }
+}
+
+TEST(ParseTreePage, RejectsAnEntryThatIsNotAnObject) {
+  for (const std::string& body : {std::string("[7]"), std::string(R"(["a"])"), std::string("[null]"),
+                                  "[[" + file_entry("a", "1") + "]]", "[" + file_entry("a", "1") + ", []]"}) {
+    EXPECT_NE(malformed_message(body).find("an entry is not an object"), std::string::npos) << body;
+  }
+}
+
+// Hostile bodies (security issue 14): what the parser does not use costs no memory and linear time.
+
+// Times one parse of `body`, which must succeed with one file.
+double seconds_to_parse_one_file(const std::string& body) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::vector<RemoteFile> files = parse_tree_page(body);
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(files.size(), 1U);
+  if (!files.empty()) {
+    EXPECT_EQ(files[0].path, "a.bin");
+  }
+  return elapsed.count();
+}
+
+std::string repeated(const std::string& unit, std::size_t count, const std::string& separator = ",") {
+  std::string text;
+  text.reserve((unit.size() + separator.size()) * count);
+  for (std::size_t i = 0; i < count; ++i) text += (i == 0 ? "" : separator) + unit;
+  return text;
+}
+
+TEST(ParseTreePage, SkipsAMillionEmptyObjectsInAnUnusedFieldInLinearTime) {
+  // The callback parser this replaced rescanned the parent after every object: > 60 s for this page.
+  const std::string junk = "[" + repeated("{}", 1'000'000) + "]";
+  const std::string body =
+      R"([{"type": "file", "path": "a.bin", "size": 1, "junk": )" + junk + R"(, "oid": ")" + kOid + R"("}])";
+  EXPECT_LT(seconds_to_parse_one_file(body), 10.0);
+  // The same objects as a field of a directory entry, and in lfs, are skipped alike.
+  const std::string directory = R"({"type": "directory", "path": "d", "oid": ")" + kOid + R"(", "x": )" + junk + "}";
+  EXPECT_LT(seconds_to_parse_one_file("[" + directory + ", " + file_entry("a.bin", "1") + "]"), 10.0);
+}
+
+TEST(ParseTreePage, SkipsHugeValuesInUnusedFields) {
+  const std::string big(8 << 20, 'x');
+  EXPECT_LT(
+      seconds_to_parse_one_file(R"([{"type": "file", "path": "a.bin", "size": 1, "note": ")" + big +
+                                R"(", "numbers": [)" + repeated("1", 1'000'000) + R"(], "oid": ")" + kOid + R"("}])"),
+      10.0);
+}
+
+TEST(ParseTreePage, RefusesDeepNestingAtOnce) {
+  // (An array where an entry belongs is refused as such before its nesting matters: [[[[… is "an entry is
+  // not an object".)
+  for (const std::string& body :
+       {R"([{"x": )" + std::string(10'000'000, '['), "[" + repeated(R"({"a": )", 100'000, ""),
+        R"([{"type": "file", "path": "a", "size": 1, "x": )" + std::string(100, '[') + std::string(100, ']') + "}]"}) {
+    EXPECT_NE(malformed_message(body).find("nested too deeply"), std::string::npos) << body.substr(0, 40);
+  }
+  // Nesting that real pages could have is fine: the top array, an entry, lfs, and four more levels.
+  EXPECT_EQ(parse_tree_page(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "x": [[[[[]]]]]}])")
+                .size(),
+            1U);
+}
+
+TEST(ParseTreePage, ClipsAHugePathInItsMessage) {
+  const std::string path(1 << 20, 'p');
+  const std::string message = malformed_message("[" + file_entry(path, "-1") + "]");
+  EXPECT_LT(message.size(), 5000U);
+  EXPECT_NE(message.find("(1048576 bytes)"), std::string::npos) << message.substr(0, 200);
+}
+
+TEST(ParseTreePage, ReadsTheLastOfARepeatedField) {
+  const std::vector<RemoteFile> files =
+      parse_tree_page(R"([{"type": "directory", "path": "x", "type": "file", "path": "a", "size": "no", "size": 3,)"
+                      R"( "lfs": "bad", "lfs": null, "oid": ")" +
+                      kOid + R"("}])");
+  ASSERT_EQ(files.size(), 1U);
+  EXPECT_EQ(files[0].path, "a");
+  EXPECT_EQ(files[0].size, 3U);
+  EXPECT_FALSE(files[0].is_lfs());
+}
+
+TEST(ParseTreePage, ReadsOnlyTheFieldsOfTheEntryItself) {
+  // Keys named like the entry's fields, one level down, are not the entry's.
+  const std::vector<RemoteFile> files = parse_tree_page(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid +
+                                                        R"(", "extra": {"lfs": {"oid": ")" + kSha +
+                                                        R"(", "size": 1}, "path": "b", "type": "directory"}}])");
+  ASSERT_EQ(files.size(), 1U);
+  EXPECT_EQ(files[0].path, "a");
+  EXPECT_FALSE(files[0].is_lfs());
+  malformed_message(R"([{"type": "file", "path": "a", "size": 1, "oid": ")" + kOid + R"(", "lfs": {"x": {"oid": ")" +
+                    kSha + R"("}, "size": 1}}])");  // lfs.oid one level too deep: lfs has none
 }
 
 TEST(ParseTreePage, RejectsBadJson) {
@@ -141,6 +233,36 @@ TEST(ParseTreePage, RejectsBadJson) {
 
 TEST(ParseCommitFromRevisionInfo, ReadsTheSha) {
   EXPECT_EQ(parse_commit_from_revision_info(R"({"id": "gpt2", "sha": ")" + kOid + R"(", "siblings": []})"), kOid);
+}
+
+TEST(ParseCommitFromRevisionInfo, ReadsOnlyTheTopLevelSha) {
+  EXPECT_EQ(parse_commit_from_revision_info(R"({"sha": "main", "cardData": {"sha": "x"}, "sha": ")" + kOid + R"("})"),
+            kOid);
+  EXPECT_THROW(parse_commit_from_revision_info(R"({"siblings": [{"sha": ")" + kOid + R"("}]})"), Error);
+}
+
+TEST(ParseCommitFromRevisionInfo, SkipsWhatItDoesNotUseInLinearTime) {
+  const std::string junk = "[" + repeated("{}", 1'000'000) + "]";
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(parse_commit_from_revision_info(R"({"siblings": )" + junk + R"(, "sha": ")" + kOid + R"(", "card": ")" +
+                                            std::string(8 << 20, 'c') + R"("})"),
+            kOid);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 10.0);
+}
+
+TEST(ParseCommitFromRevisionInfo, RefusesDeepNestingAtOnce) {
+  // 31 M nested [] once cost 2.27 GB; the parse now stops at the 65th level.
+  const std::string body = R"({"sha": ")" + kOid + R"(", "x": )" + std::string(31'000'000, '[');
+  try {
+    (void)parse_commit_from_revision_info(body);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kNetwork);
+    EXPECT_NE(std::string(error.what()).find("nested more than 64 levels deep"), std::string::npos) << error.what();
+  }
+  const std::string deep_but_fine =
+      std::string(R"({"a": )") + std::string(60, '[') + std::string(60, ']') + R"(, "sha": ")" + kOid + R"("})";
+  EXPECT_EQ(parse_commit_from_revision_info(deep_but_fine), kOid);
 }
 
 TEST(ParseCommitFromRevisionInfo, RejectsAMissingOrMalformedSha) {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "verify/safetensors_header.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -53,10 +55,12 @@ TEST(SafetensorsHeader, AcceptsAWellFormedHeaderAndSortsTensorsByOffset) {
   EXPECT_EQ(result.header->data_length, 16U);
   EXPECT_EQ(result.header->tensor_bytes(), 16U);
   ASSERT_EQ(result.header->tensors.size(), 2U);
-  EXPECT_EQ(result.header->tensors[0].name, "a");
-  EXPECT_EQ(result.header->tensors[0].dtype, "F32");
-  EXPECT_EQ(result.header->tensors[0].shape, (std::vector<std::uint64_t>{2}));
-  EXPECT_EQ(result.header->tensors[1].name, "b");
+  EXPECT_EQ(result.header->name_of(result.header->tensors[0]), "a");
+  EXPECT_EQ(result.header->tensors[0].dtype, Dtype::kF32);
+  EXPECT_EQ(result.header->tensors[0].begin, 0U);
+  EXPECT_EQ(result.header->tensors[0].end, 8U);
+  EXPECT_EQ(result.header->name_of(result.header->tensors[1]), "b");
+  EXPECT_EQ(result.header->tensors[1].dtype, Dtype::kBF16);
   EXPECT_EQ(result.header->tensors[1].begin, 8U);
   EXPECT_EQ(result.header->tensors[1].end, 16U);
 }
@@ -168,6 +172,94 @@ TEST(SafetensorsHeader, RejectsAHeaderThatIsNotAJsonObject) {
   problem_of("not json", 0);
 }
 
+TEST(SafetensorsHeader, RejectsATensorNamedTwice) {
+  const std::string json = R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},)"
+                           R"( "a": {"dtype": "U8", "shape": [2], "data_offsets": [2, 4]}})";
+  EXPECT_NE(problem_of(json, 4).find("tensor 'a' appears twice"), std::string::npos);
+}
+
+TEST(SafetensorsHeader, ReadsTheLastOfARepeatedField) {
+  EXPECT_TRUE(check(R"({"a": {"dtype": "F128", "shape": [9], "data_offsets": [5], "dtype": "U8", "shape": [2],)"
+                    R"( "data_offsets": [0, 2]}})",
+                    2)
+                  .header);
+}
+
+TEST(SafetensorsHeader, IgnoresUnknownFieldsOfATensor) {
+  const HeaderCheck result = check(R"({"a": {"dtype": "U8", "extra": {"b": [1, {"c": null}]}, "shape": [2],)"
+                                   R"( "data_offsets": [0, 2], "dtype_note": "x"}})",
+                                   2);
+  ASSERT_TRUE(result.header) << result.problem;
+  EXPECT_EQ(result.header->names, "a");
+}
+
+TEST(SafetensorsHeader, RejectsANestedDimension) {
+  EXPECT_NE(problem_of(R"({"a": {"dtype": "U8", "shape": [[2]], "data_offsets": [0, 2]}})", 2).find("non-integer"),
+            std::string::npos);
+  problem_of(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [[0], 2]}})", 2);
+}
+
+// Hostile headers (security issue 14): bounded memory and linear time, whatever the header holds.
+
+std::string repeated(const std::string& unit, std::size_t count, const std::string& separator = ",") {
+  std::string text;
+  text.reserve((unit.size() + separator.size()) * count);
+  for (std::size_t i = 0; i < count; ++i) text += (i == 0 ? "" : separator) + unit;
+  return text;
+}
+
+TEST(SafetensorsHeader, RefusesDeepNestingAtOnce) {
+  for (const std::string& json : {R"({"__metadata__": {"a": )" + std::string(10'000'000, '['),
+                                  R"({"a": {"dtype": "U8", "x": )" + std::string(20, '[') + std::string(20, ']') + "}}",
+                                  std::string(20, '[') + std::string(20, ']')}) {
+    EXPECT_NE(problem_of(json, 0).find("nested more than 16 levels deep"), std::string::npos) << json.substr(0, 40);
+  }
+}
+
+TEST(SafetensorsHeader, SkipsMetadataAndUnknownFieldsInLinearTime) {
+  // A million empty objects where the format has none, and an 8 MB string: skipped, never stored.
+  const std::string json = R"({"__metadata__": {"format": "pt", "junk": [)" + repeated("{}", 1'000'000) +
+                           R"(]}, "a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2], "note": ")" +
+                           std::string(8 << 20, 'x') + R"("}})";
+  const auto started = std::chrono::steady_clock::now();
+  const HeaderCheck result = check(json, 2);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 10.0);
+  ASSERT_TRUE(result.header) << result.problem;
+  EXPECT_EQ(result.header->tensors.size(), 1U);
+  EXPECT_EQ(result.header->names, "a");
+}
+
+TEST(SafetensorsHeader, KeepsThirtyTwoBytesAndTheNamePerTensor) {
+  // 200 K tensors, a shard of a trillion-parameter model: 8 bytes of shape, spans, names, nothing else.
+  constexpr std::size_t kTensors = 200'000;
+  std::string json = "{";
+  std::size_t name_bytes = 0;
+  for (std::size_t i = 0; i < kTensors; ++i) {
+    const std::string name = fmt::format("model.layers.{}.mlp.experts.{}.down_proj.weight", i / 1000, i % 1000);
+    name_bytes += name.size();
+    json += fmt::format(R"({}"{}": {{"dtype": "BF16", "shape": [2, 2], "data_offsets": [{}, {}]}})", i == 0 ? "" : ", ",
+                        name, 8 * i, 8 * i + 8);
+  }
+  json += "}";
+  const auto started = std::chrono::steady_clock::now();
+  const HeaderCheck result = check(json, 8 * kTensors);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 10.0);
+  ASSERT_TRUE(result.header) << result.problem;
+  EXPECT_EQ(result.header->tensors.size(), kTensors);
+  EXPECT_EQ(result.header->names.size(), name_bytes);
+  EXPECT_EQ(sizeof(TensorInfo), 32U);
+}
+
+TEST(SafetensorsHeader, ClipsAHugeNameInItsProblem) {
+  const std::string name(4 << 20, 'n');
+  const std::string problem = problem_of(R"({")" + name + R"(": {"dtype": ")" + name +
+                                             R"(", "shape": [1],)"
+                                             R"( "data_offsets": [0, 1]}})",
+                                         1);
+  EXPECT_LT(problem.size(), 1000U);
+  EXPECT_NE(problem.find("unknown dtype"), std::string::npos) << problem;
+}
+
 std::string little_endian_prefix(std::uint64_t value) {
   std::string prefix(8, '\0');
   for (std::size_t i = 0; i < 8; ++i) prefix[i] = static_cast<char>((value >> (8 * i)) & 0xFFU);
@@ -181,6 +273,24 @@ TEST(ReadSafetensorsHeader, ReadsTheHeaderOfAFile) {
   const HeaderCheck result = read_safetensors_header(dir / "m.safetensors");
   ASSERT_TRUE(result.header) << result.problem;
   EXPECT_EQ(result.header->tensors.size(), 2U);
+}
+
+TEST(ReadSafetensorsHeader, StreamsAHeaderLongerThanItsReadWindow) {
+  // A 1 MB header is read in 64 KiB windows and parses exactly as from memory; the data region after it is
+  // never read as JSON.
+  const TempDir dir;
+  const std::string json =
+      R"({"__metadata__": {"pad": ")" + std::string(1 << 20, 'p') + R"("},)" + kTwoTensors.substr(1);
+  std::ofstream(dir / "m.safetensors", std::ios::binary)
+      << little_endian_prefix(json.size()) << json << std::string(16, '{');
+  const HeaderCheck result = read_safetensors_header(dir / "m.safetensors");
+  ASSERT_TRUE(result.header) << result.problem;
+  EXPECT_EQ(result.header->tensors.size(), 2U);
+  EXPECT_EQ(result.header->header_length, json.size());
+  EXPECT_EQ(result.header->data_length, 16U);
+  std::ofstream(dir / "bad.safetensors", std::ios::binary)
+      << little_endian_prefix(json.size() - 1) << json << std::string(16, '{');
+  EXPECT_EQ(read_safetensors_header(dir / "bad.safetensors").problem, "the header is not valid JSON");
 }
 
 TEST(ReadSafetensorsHeader, ReportsATruncatedFile) {

@@ -225,6 +225,19 @@ TEST_F(SnapshotChecks, CatchesAMissingOrBrokenConfig) {
   EXPECT_TRUE(has_problem(report, "config.json", "missing"));
 }
 
+TEST_F(SnapshotChecks, ReadsConfigAsAStreamAndRefusesNestingPythonCannotLoad) {
+  std::ofstream(snapshot_.root / "config.json", std::ios::trunc)
+      << R"({"model_type": "llama", "x": )" << std::string(900, '[') << std::string(900, ']') << "}";
+  snapshot_.listing = listing_of(snapshot_.root);
+  EXPECT_EQ(status_of(run(), "config"), CheckStatus::kPass);
+  std::ofstream(snapshot_.root / "config.json", std::ios::trunc)
+      << R"({"model_type": "llama", "x": )" << std::string(1001, '[') << std::string(1001, ']') << "}";
+  snapshot_.listing = listing_of(snapshot_.root);
+  const VerifyReport report = run();
+  EXPECT_EQ(status_of(report, "config"), CheckStatus::kFail);
+  EXPECT_TRUE(has_problem(report, "config.json", "not valid JSON"));
+}
+
 TEST_F(SnapshotChecks, SkipsModelChecksForDatasets) {
   std::filesystem::remove(snapshot_.root / "config.json");
   std::filesystem::remove(snapshot_.root / "tokenizer.json");
