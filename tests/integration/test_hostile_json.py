@@ -8,9 +8,9 @@ downloaded file costs bounded memory and linear time, whatever its size or shape
 - `hfget verify` of a model whose safetensors headers are ~90 MB each and whose index is ~120 MB, valid
   (millions of tensors) or nested to death, finishes in bounded memory (DOMs of them took 3.3 and 4.4 GB).
 
-Peak RSS comes from wait4's rusage (test_hostile_server.run_measured) and is not asserted in sanitizer
-builds, where it means nothing. (Linux counts the test process's own peak in it too, when the child was
-vforked, so the big files are written here in small pieces.) The revision answer comes from a small standard-library server of this
+Peak RSS is hfget's own VmHWM (test_hostile_server.run_measured) and is not asserted in sanitizer builds,
+where it means nothing. (The big files are still written here in small pieces, so that this process stays
+small too.) The revision answer comes from a small standard-library server of this
 file (loopback, one canned answer); the tree page from the emulator's crafted pages (POST
 /_emulator/tree-pages, tests/hub/README.md).
 """
