@@ -4,8 +4,6 @@
 // 8 + JSON length + data length bytes, and again with inconsistent lengths to reach the truncation paths;
 // then it writes the same file to a memfd (the data region sparse) and reads it back through
 // read_safetensors_header, whose streamed parse must agree with the in-memory one.
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <limits>
@@ -43,32 +41,8 @@ void check(std::uint64_t header_length, std::string_view json, std::uint64_t fil
   HFGET_FUZZ_CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
 }
 
-// One memfd per process, reached by path as read_safetensors_header() wants: no temp files left behind.
-class MemoryFile {
- public:
-  MemoryFile() : fd_(::memfd_create("hfget-fuzz-safetensors", MFD_CLOEXEC)) {
-    HFGET_FUZZ_CHECK(fd_ >= 0);
-    path_ = "/proc/self/fd/" + std::to_string(fd_);
-  }
-  const std::string& write(std::string_view content, std::uint64_t size) {
-    HFGET_FUZZ_CHECK(::ftruncate(fd_, 0) == 0);
-    std::size_t done = 0;
-    while (done < content.size()) {
-      const ssize_t n = ::pwrite(fd_, content.data() + done, content.size() - done, static_cast<off_t>(done));
-      HFGET_FUZZ_CHECK(n > 0);
-      done += static_cast<std::size_t>(n);
-    }
-    HFGET_FUZZ_CHECK(::ftruncate(fd_, static_cast<off_t>(size)) == 0);
-    return path_;
-  }
-
- private:
-  int fd_;
-  std::string path_;
-};
-
 void check_file(std::uint64_t data_length, std::string_view json) {
-  static MemoryFile file;
+  static hfget::fuzz::MemoryFile file("hfget-fuzz-safetensors");
   std::string content(8, '\0');
   for (std::size_t i = 0; i < 8; ++i) content[i] = static_cast<char>((json.size() >> (8 * i)) & 0xFFU);
   content += json;

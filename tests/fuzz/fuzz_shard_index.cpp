@@ -2,8 +2,6 @@
 // model.safetensors.index.json (untrusted: a downloaded file) and the shard file names it refers to. The
 // index is parsed from memory and, through a memfd, streamed from a file; both parses must agree, and an
 // accepted weight_map must be sorted, free of duplicates and able to find each of its tensors.
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <string>
 
@@ -33,33 +31,10 @@ void check_weight_map(const hfget::verify::WeightMap& map) {
   for (const std::string& shard : map.shards()) check_name(shard);
 }
 
-// One memfd per process, reached by path as read_shard_index() wants: no temp files left behind.
-class MemoryFile {
- public:
-  MemoryFile() : fd_(::memfd_create("hfget-fuzz-shard-index", MFD_CLOEXEC)) {
-    HFGET_FUZZ_CHECK(fd_ >= 0);
-    path_ = "/proc/self/fd/" + std::to_string(fd_);
-  }
-  const std::string& write(std::string_view content) {
-    HFGET_FUZZ_CHECK(::ftruncate(fd_, 0) == 0);
-    std::size_t done = 0;
-    while (done < content.size()) {
-      const ssize_t n = ::pwrite(fd_, content.data() + done, content.size() - done, static_cast<off_t>(done));
-      HFGET_FUZZ_CHECK(n > 0);
-      done += static_cast<std::size_t>(n);
-    }
-    return path_;
-  }
-
- private:
-  int fd_;
-  std::string path_;
-};
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static MemoryFile file;
+  static hfget::fuzz::MemoryFile file("hfget-fuzz-shard-index");
   const std::string_view text = hfget::fuzz::as_text(data, size);
   try {
     const hfget::verify::ShardIndexParse result = hfget::verify::parse_shard_index(text);

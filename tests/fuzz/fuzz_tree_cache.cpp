@@ -2,8 +2,6 @@
 // trees/<commit>.json, a file anyone with access to the cache may have written: read_tree_cache() on the
 // input, then for a listing shaped like the Hub's, the round trip serialize → read must give back exactly what
 // was read (paths in any Unicode, escaped as Python's json.dump does).
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -13,29 +11,6 @@
 #include "store/tree_cache.hpp"
 
 namespace {
-
-// One memfd per process, reached by path as read_tree_cache() wants: no temp files left behind.
-class MemoryFile {
- public:
-  MemoryFile() : fd_(::memfd_create("hfget-fuzz-tree-cache", MFD_CLOEXEC)) {
-    HFGET_FUZZ_CHECK(fd_ >= 0);
-    path_ = "/proc/self/fd/" + std::to_string(fd_);
-  }
-  const std::string& write(std::string_view content) {
-    HFGET_FUZZ_CHECK(::ftruncate(fd_, 0) == 0);
-    std::size_t done = 0;
-    while (done < content.size()) {
-      const ssize_t n = ::pwrite(fd_, content.data() + done, content.size() - done, static_cast<off_t>(done));
-      HFGET_FUZZ_CHECK(n > 0);
-      done += static_cast<std::size_t>(n);
-    }
-    return path_;
-  }
-
- private:
-  int fd_;
-  std::string path_;
-};
 
 bool is_lower_hex(std::string_view text, std::size_t length) {
   return text.size() == length && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
@@ -56,7 +31,7 @@ bool same_file(const hfget::RemoteFile& a, const hfget::RemoteFile& b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static MemoryFile file;
+  static hfget::fuzz::MemoryFile file("hfget-fuzz-tree-cache");
   try {
     const auto files = hfget::store::read_tree_cache(file.write(hfget::fuzz::as_text(data, size)));
     if (!files) return 0;
