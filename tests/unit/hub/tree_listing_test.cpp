@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <string>
 
 #include "hfget/error.hpp"
@@ -142,16 +141,14 @@ TEST(ParseTreePage, RejectsAnEntryThatIsNotAnObject) {
 
 // Hostile bodies (security issue 14): what the parser does not use costs no memory and linear time.
 
-// Times one parse of `body`, which must succeed with one file.
-double seconds_to_parse_one_file(const std::string& body) {
-  const auto started = std::chrono::steady_clock::now();
+// One parse of `body`, which must succeed with one file. (That it takes linear time is guarded where time can be
+// measured: the fuzz replay's timeout in scripts/fuzz and tests/integration/test_hostile_json.py.)
+void expect_one_file(const std::string& body) {
   const std::vector<RemoteFile> files = parse_tree_page(body);
-  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
   EXPECT_EQ(files.size(), 1U);
   if (!files.empty()) {
     EXPECT_EQ(files[0].path, "a.bin");
   }
-  return elapsed.count();
 }
 
 std::string repeated(const std::string& unit, std::size_t count, const std::string& separator = ",") {
@@ -161,23 +158,21 @@ std::string repeated(const std::string& unit, std::size_t count, const std::stri
   return text;
 }
 
-TEST(ParseTreePage, SkipsAMillionEmptyObjectsInAnUnusedFieldInLinearTime) {
+TEST(ParseTreePage, SkipsAMillionEmptyObjectsInAnUnusedField) {
   // The callback parser this replaced rescanned the parent after every object: > 60 s for this page.
   const std::string junk = "[" + repeated("{}", 1'000'000) + "]";
   const std::string body =
       R"([{"type": "file", "path": "a.bin", "size": 1, "junk": )" + junk + R"(, "oid": ")" + kOid + R"("}])";
-  EXPECT_LT(seconds_to_parse_one_file(body), 10.0);
+  expect_one_file(body);
   // The same objects as a field of a directory entry, and in lfs, are skipped alike.
   const std::string directory = R"({"type": "directory", "path": "d", "oid": ")" + kOid + R"(", "x": )" + junk + "}";
-  EXPECT_LT(seconds_to_parse_one_file("[" + directory + ", " + file_entry("a.bin", "1") + "]"), 10.0);
+  expect_one_file("[" + directory + ", " + file_entry("a.bin", "1") + "]");
 }
 
 TEST(ParseTreePage, SkipsHugeValuesInUnusedFields) {
   const std::string big(8 << 20, 'x');
-  EXPECT_LT(
-      seconds_to_parse_one_file(R"([{"type": "file", "path": "a.bin", "size": 1, "note": ")" + big +
-                                R"(", "numbers": [)" + repeated("1", 1'000'000) + R"(], "oid": ")" + kOid + R"("}])"),
-      10.0);
+  expect_one_file(R"([{"type": "file", "path": "a.bin", "size": 1, "note": ")" + big + R"(", "numbers": [)" +
+                  repeated("1", 1'000'000) + R"(], "oid": ")" + kOid + R"("}])");
 }
 
 TEST(ParseTreePage, RefusesDeepNestingAtOnce) {
@@ -241,13 +236,11 @@ TEST(ParseCommitFromRevisionInfo, ReadsOnlyTheTopLevelSha) {
   EXPECT_THROW(parse_commit_from_revision_info(R"({"siblings": [{"sha": ")" + kOid + R"("}]})"), Error);
 }
 
-TEST(ParseCommitFromRevisionInfo, SkipsWhatItDoesNotUseInLinearTime) {
+TEST(ParseCommitFromRevisionInfo, SkipsWhatItDoesNotUse) {
   const std::string junk = "[" + repeated("{}", 1'000'000) + "]";
-  const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(parse_commit_from_revision_info(R"({"siblings": )" + junk + R"(, "sha": ")" + kOid + R"(", "card": ")" +
                                             std::string(8 << 20, 'c') + R"("})"),
             kOid);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 10.0);
 }
 
 TEST(ParseCommitFromRevisionInfo, RefusesDeepNestingAtOnce) {

