@@ -12,9 +12,16 @@
 #include "hfget/error.hpp"
 #include "util/byte_size.hpp"
 #include "util/env.hpp"
+#include "util/printable.hpp"
 
 namespace hfget::cli {
 namespace {
+
+// The paths come from hfget's record and from a listing of the directory: files anything may have named
+// (an older hfget once accepted a listing's control characters). Shown escaped, one line each.
+std::string shown(const std::string& path) {
+  return util::printable(path, 4096);
+}
 
 struct RmFlags {
   std::string local_dir;
@@ -26,8 +33,10 @@ void print_plan(const LocalDirRemovalPlan& plan, bool dry_run) {
   const char* prefix = dry_run ? "[dry-run] " : "";
   fmt::print("{}remove {} file(s) hfget downloaded into {} ({}), and its metadata\n", prefix, plan.files.size(),
              plan.local_dir.string(), util::format_bytes_both(plan.bytes_freed));
-  for (const std::string& path : plan.files) fmt::print("{}  {}\n", prefix, path);
-  for (const LocalDirRemovalPlan::Kept& kept : plan.kept) fmt::print("{}keep {}: {}\n", prefix, kept.path, kept.reason);
+  for (const std::string& path : plan.files) fmt::print("{}  {}\n", prefix, shown(path));
+  for (const LocalDirRemovalPlan::Kept& kept : plan.kept) {
+    fmt::print("{}keep {}: {}\n", prefix, shown(kept.path), kept.reason);
+  }
 }
 
 int run_rm(const RmFlags& flags) {
@@ -50,7 +59,7 @@ int run_rm(const RmFlags& flags) {
   } else {
     fmt::print("kept the directory {}: {} file(s) hfget did not write are still in it:\n", target.local_dir->string(),
                removal.left.size());
-    for (const std::string& path : removal.left) fmt::print("  {}\n", path);
+    for (const std::string& path : removal.left) fmt::print("  {}\n", shown(path));
   }
   return kExitSuccess;
 }
