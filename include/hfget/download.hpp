@@ -21,6 +21,7 @@ struct FileSelection {
   std::vector<std::string> files;    // positional FILES: patterns; a literal one must exist
   std::vector<std::string> include;  // --include (any match keeps a file)
   std::vector<std::string> exclude;  // --exclude (any match drops it)
+  bool allow_empty = false;          // else a selection that keeps no file is Error{kFileNotFound}
 };
 
 struct DownloadOptions {

@@ -20,6 +20,7 @@ enum class ErrorCode {
   kDiskFull,            // ENOSPC or EDQUOT while writing
   kInterrupted,         // SIGINT or SIGTERM
   kBusy,                // another hfget is downloading into the same target (--no-wait)
+  kNotWritable,         // the target cannot be created or written: read-only, permission, a file in the way
   kInternal,            // a bug, or an OS error we did not expect
 };
 
@@ -46,5 +47,10 @@ class Error : public std::runtime_error {
   ErrorCode code_;
   std::filesystem::path file_;
 };
+
+/// The library's Error for a std::filesystem failure: "<path>: <cause>", as kNotWritable when the cause is
+/// one a user fixes by choosing another target (read-only filesystem, permission, a file where a directory
+/// must be), kDiskFull for ENOSPC/EDQUOT, kInternal otherwise.
+Error error_for(const std::filesystem::filesystem_error& failure);
 
 }  // namespace hfget

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/detach.hpp"
+#include "cli/download_result.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/hub_options.hpp"
 #include "cli/printable_log_formatter.hpp"
@@ -37,6 +38,7 @@ struct DownloadFlags {
   std::string repo_id;
   std::vector<std::string> files;
   std::string revision = "main";
+  bool revision_given = false;
   HubFlags hub;
   std::vector<std::string> include;
   std::vector<std::string> exclude;
@@ -58,17 +60,23 @@ struct DownloadFlags {
   bool detach = false;
   bool no_space_check = false;
   bool no_wait = false;
+  bool json = false;
+  bool allow_empty = false;
+  // `hf download` / huggingface-cli spellings a deploy script may carry; accepted, warned about, no effect.
+  bool resume_download = false;
+  std::string local_dir_use_symlinks;
 };
 
 DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env) {
   DownloadOptions options;
-  options.repo = RepoId::parse(flags.repo_id, repo_type_from(flags.hub.repo_type));
-  options.revision = flags.revision;
-  options.selection = {flags.files, flags.include, flags.exclude};
+  HubAccess access = hub_access(flags.hub, env);
+  NamedRepo named = named_repo(flags.repo_id, flags.hub, flags.revision, flags.revision_given, access.endpoint);
+  options.repo = std::move(named.repo);
+  options.revision = std::move(named.revision);
+  options.selection = {flags.files, flags.include, flags.exclude, flags.allow_empty};
   if (!flags.local_dir.empty())
     options.local_dir = std::filesystem::absolute(util::expand_user_and_vars(flags.local_dir));
   options.cache_dir = cache_dir_from(flags.cache_dir, env);
-  HubAccess access = hub_access(flags.hub, env);
   options.endpoint = std::move(access.endpoint);
   options.token = std::move(access.token);
   options.ca_bundle = std::move(access.ca_bundle);
@@ -218,10 +226,40 @@ void print_summary(const DownloadReport& report, const DownloadOptions& options,
   }
 }
 
+void warn_about_legacy_flags(const DownloadFlags& flags) {
+  if (flags.resume_download) {
+    spdlog::warn("--resume-download is deprecated (as in huggingface_hub) and changes nothing: hfget always resumes");
+  }
+  if (!flags.local_dir_use_symlinks.empty()) {
+    spdlog::warn(
+        "--local-dir-use-symlinks is deprecated (as in huggingface_hub) and ignored: files in --local-dir "
+        "are always real files");
+  }
+}
+
+// What stdout names: the snapshot folder, or, when exactly one file was asked for by name, that file, as
+// `hf download` prints it, so that `cat "$(hfget download org/m config.json)"` works.
+std::string result_path(const DownloadReport& report, const DownloadFlags& flags) {
+  const bool one_named_file = flags.files.size() == 1 && flags.include.empty() && flags.exclude.empty() &&
+                              flags.files.front().find_first_of("*?[") == std::string::npos && report.files.size() == 1;
+  if (!one_named_file) return report.snapshot_path.string();
+  return (report.snapshot_path / report.files.front().file.path).string();
+}
+
 int run_download(const DownloadFlags& flags, const RunContext& context) {
   const HubEnvironment env = HubEnvironment::from_process_environment();
-  const DownloadOptions options = to_options(flags, env);
+  std::optional<DownloadOptions> parsed_options;
+  // A bad flag is reported like any failure, so that --json still gets its document.
+  try {
+    parsed_options = to_options(flags, env);
+  } catch (const Error& error) {
+    if (flags.json)
+      std::fputs(render_download_failure_json(error, exit_code_for(error.code()), nullptr).c_str(), stdout);
+    throw;
+  }
+  const DownloadOptions& options = *parsed_options;
   const std::optional<LineWriter> log_file_writer = configure_logging(flags);
+  warn_about_legacy_flags(flags);
   ProgressReporter reporter(make_views(flags, options, env, log_file_writer));
   // Every failure ends the same way: the state record, the progress views, one error line, the exit code.
   const auto fail = [&](const Error& error) {
@@ -232,23 +270,38 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
       std::fprintf(stderr, "hfget: error: %s\n", error.what());
       if (interrupted) std::fputs("hfget: partial files are kept; run the same command again to resume\n", stderr);
     }
+    if (flags.json) {
+      std::fputs(render_download_failure_json(error, code, &options).c_str(), stdout);
+      std::fflush(stdout);
+    }
     spdlog::default_logger()->flush();
     return code;
   };
   try {
     const DownloadReport report = download(options, reporter, context.stop);
+    const std::string path = result_path(report, flags);
     reporter.finish({0, "done", "", report.snapshot_path.string()});
     if (options.dry_run) {
-      print_plan(report);
+      if (flags.json) {
+        std::fputs(render_download_result_json(report, options, path).c_str(), stdout);
+      } else {
+        print_plan(report);
+      }
       return kExitSuccess;
     }
     print_summary(report, options, flags, log_file_writer);
     // stdout carries the result only, so `path=$(hfget download ...)` works.
-    fmt::print("{}\n", report.snapshot_path.string());
+    if (flags.json) {
+      std::fputs(render_download_result_json(report, options, path).c_str(), stdout);
+    } else {
+      fmt::print("{}\n", path);
+    }
     std::fflush(stdout);
     return kExitSuccess;
   } catch (const Error& error) {
     return fail(error);
+  } catch (const std::filesystem::filesystem_error& error) {
+    return fail(error_for(error));
   } catch (const std::bad_alloc&) {
     return fail(Error(ErrorCode::kInternal, "out of memory; partial files are kept"));
   } catch (const std::exception& error) {
@@ -263,10 +316,11 @@ DownloadCommand add_download_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("download", "Download a repo (or some of its files) from the Hub");
   command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
   command->add_option("files", flags->files, "Files (or fnmatch patterns) to download; default: all");
-  command->add_option("--revision", flags->revision, "Branch, tag or commit")->capture_default_str();
+  add_revision_option(command, flags->revision, flags->revision_given);
   add_hub_options(command, flags->hub);
-  command->add_option("--include", flags->include, "Only files matching this pattern (repeatable)");
-  command->add_option("--exclude", flags->exclude, "Skip files matching this pattern (repeatable)");
+  add_selection_options(command, flags->include, flags->exclude);
+  command->add_flag("--allow-empty", flags->allow_empty,
+                    "Succeed when the selection keeps no file (default: exit 6, a pattern had a typo)");
   CLI::Option* local_dir = command->add_option("--local-dir", flags->local_dir, "Download into this directory");
   CLI::Option* cache_dir =
       command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
@@ -303,6 +357,12 @@ DownloadCommand add_download_command(CLI::App& app) {
   command->add_flag("--dry-run", flags->dry_run, "Print what would be downloaded, write nothing");
   command->add_flag("-q,--quiet", flags->quiet, "No progress; errors only on stderr");
   command->add_flag("-v,--verbose", flags->verbose, "Log every request (tokens are never printed)");
+  command->add_flag("--json", flags->json,
+                    "Print one JSON document on stdout at the end (path, commit, files, bytes, checks)");
+  CLI::Option_group* legacy = command->add_option_group("Accepted for `hf download` scripts, no effect");
+  legacy->add_flag("--resume-download", flags->resume_download, "Deprecated: hfget always resumes");
+  legacy->add_option("--local-dir-use-symlinks", flags->local_dir_use_symlinks,
+                     "Deprecated: --local-dir holds real files");
 
   DownloadCommand result;
   result.detach_if_requested = [command, flags]() -> std::optional<int> {

@@ -15,6 +15,7 @@ int exit_code_for(ErrorCode code) noexcept {
     case ErrorCode::kVerificationFailed: return 8;
     case ErrorCode::kDiskFull: return 9;
     case ErrorCode::kBusy: return 10;
+    case ErrorCode::kNotWritable: return 11;
     case ErrorCode::kInterrupted: return 130;  // 128 + SIGINT; SIGTERM gives 143 (see signals.cpp)
   }
   return 1;

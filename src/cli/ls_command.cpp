@@ -25,6 +25,7 @@ namespace {
 struct LsFlags {
   std::string repo_id;
   std::string revision = "main";
+  bool revision_given = false;
   HubFlags hub;
   std::vector<std::string> include;
   std::vector<std::string> exclude;
@@ -46,18 +47,20 @@ struct Listing {
 Listing fetch_listing(const LsFlags& flags, const RunContext& context) {
   const HubEnvironment env = HubEnvironment::from_process_environment();
   Listing listing;
-  listing.repo = RepoId::parse(flags.repo_id, repo_type_from(flags.hub.repo_type));
-  listing.revision = flags.revision;
   const HubAccess access = hub_access(flags.hub, env);
+  NamedRepo named = named_repo(flags.repo_id, flags.hub, flags.revision, flags.revision_given, access.endpoint);
+  listing.repo = std::move(named.repo);
+  listing.revision = std::move(named.revision);
   http::TransportSettings transport;
   transport.ca_bundle = access.ca_bundle;
   transport.ca_path = access.ca_path;
   hub::HubClient hub({access.endpoint, access.token, transport, 8, env.retry_base_delay}, context.stop);
-  listing.commit = hub.resolve_commit(listing.repo, flags.revision);
+  listing.commit = hub.resolve_commit(listing.repo, listing.revision);
   std::vector<RemoteFile> files = hub.list_files(listing.repo, listing.commit);
   store::validate_listing(files);
   listing.files_in_repo = files.size();
-  listing.selected = transfer::select_files(files, FileSelection{{}, flags.include, flags.exclude});
+  listing.selected =
+      transfer::select_files(files, FileSelection{{}, flags.include, flags.exclude, /*allow_empty=*/true});
   listing.shard_sets = find_shard_sets(files, listing.selected);
   for (const RemoteFile& file : listing.selected) {
     listing.total_bytes += file.size;
@@ -124,10 +127,9 @@ std::function<int(const RunContext&)> add_ls_command(CLI::App& app) {
   auto flags = std::make_shared<LsFlags>();
   CLI::App* command = app.add_subcommand("ls", "List a repo's files at one commit, without downloading");
   command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
-  command->add_option("--revision", flags->revision, "Branch, tag or commit")->capture_default_str();
+  add_revision_option(command, flags->revision, flags->revision_given);
   add_hub_options(command, flags->hub);
-  command->add_option("--include", flags->include, "Only files matching this pattern (repeatable)");
-  command->add_option("--exclude", flags->exclude, "Skip files matching this pattern (repeatable)");
+  add_selection_options(command, flags->include, flags->exclude);
   command->add_flag("--json", flags->json, "Print one JSON document on stdout");
   return [command, flags](const RunContext& context) -> int {
     if (!command->parsed()) return -1;

@@ -7,8 +7,16 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
 
 #include "cli/cache_commands.hpp"
 #include "cli/download_command.hpp"
@@ -20,6 +28,7 @@
 #include "cli/verify_command.hpp"
 #include "hfget/error.hpp"
 #include "hfget/library.hpp"
+#include "util/closest_match.hpp"
 
 namespace {
 
@@ -30,10 +39,68 @@ void configure_default_logging() {
   spdlog::set_level(spdlog::level::warn);
 }
 
+constexpr const char* kHelpHint = "run 'hfget --help' for the commands, 'hfget COMMAND --help' for their flags";
+
+std::vector<std::string> command_names(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(command->get_name());
+  return names;
+}
+
+// The word a user typed where a command belongs, if it is none of them (CLI11 would call it an extra
+// argument, after "A subcommand is required").
+std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::vector<std::string> names = command_names(app);
+  if (std::find(names.begin(), names.end(), argv[1]) != names.end()) return std::nullopt;
+  return std::string(argv[1]);
+}
+
+// "did you mean --include?" for each --flag the command does not know.
+std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
+  const CLI::App* command = nullptr;
+  for (CLI::App* candidate : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (argc >= 2 && candidate->get_name() == argv[1]) command = candidate;
+  }
+  std::vector<std::string> known;
+  for (const CLI::App* scope : {static_cast<const CLI::App*>(&app), command}) {
+    if (scope == nullptr) continue;
+    for (const CLI::Option* option : scope->get_options()) {
+      for (const std::string& name : option->get_lnames()) known.push_back("--" + name);
+    }
+  }
+  std::string out;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--") break;
+    if (!word.starts_with("--")) continue;
+    const std::string flag(word.substr(0, word.find('=')));
+    if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
+    if (const std::optional<std::string> near = hfget::util::closest_match(flag, known)) {
+      out += "hfget: unknown flag " + flag + "; did you mean " + *near + "?\n";
+    }
+  }
+  return out;
+}
+
+// What a command printed may still sit in stdio's buffer: a reader that went away, or a full disk under
+// `> file`, shows only when it is flushed, and must not pass for success.
+int with_stdout_flushed(int code) {
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return code;
+  if (errno == EPIPE) return hfget::cli::kExitBrokenPipe;
+  std::fprintf(stderr, "hfget: error: cannot write to stdout: %s\n", std::strerror(errno));
+  return code == hfget::cli::kExitSuccess ? hfget::cli::exit_code_for(hfget::ErrorCode::kInternal) : code;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"hfget: fetch a model repository from the Hugging Face Hub and prove it arrived whole"};
-  app.set_version_flag("--version", hfget::version_string());
+  app.set_version_flag("-V,--version", hfget::version_string());
   app.require_subcommand(1);
+  // CLI11's own errors get the prefix every hfget error line has, so a log grep for "hfget: error:" finds all.
+  app.failure_message([](const CLI::App*, const CLI::Error& error) {
+    return std::string("hfget: error: ") + error.what() + "\n" + kHelpHint + "\n";
+  });
   const hfget::cli::DownloadCommand download = hfget::cli::add_download_command(app);
   const std::vector<std::function<int(const hfget::cli::RunContext&)>> commands{download.run,
                                                                                 hfget::cli::add_verify_command(app),
@@ -42,6 +109,16 @@ int run(int argc, char** argv) {
                                                                                 hfget::cli::add_ls_command(app),
                                                                                 hfget::cli::add_cache_command(app),
                                                                                 hfget::cli::add_rm_command(app)};
+  if (argc == 1) {  // nothing to do: say what can be done, as `hf` and `git` do
+    std::fputs(app.help().c_str(), stdout);
+    return hfget::cli::kExitSuccess;
+  }
+  if (const std::optional<std::string> typed = unknown_command(app, argc, argv)) {
+    const std::optional<std::string> near = hfget::util::closest_match(*typed, command_names(app));
+    std::fprintf(stderr, "hfget: error: unknown command '%s'%s\n%s\n", hfget::detail::printable_message(*typed).c_str(),
+                 near ? ("; did you mean '" + *near + "'?").c_str() : "", kHelpHint);
+    return hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -51,6 +128,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    std::fputs(flag_suggestions(app, argc, argv).c_str(), stderr);
     app.exit(e);
     return hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);
   }
@@ -64,7 +142,7 @@ int run(int argc, char** argv) {
   const hfget::cli::RunContext context{signals.stop_token(),
                                        [&signals] { return signals.received_signal() == SIGTERM ? 143 : 130; }};
   for (const auto& command : commands) {
-    if (const int code = command(context); code >= 0) return code;
+    if (const int code = command(context); code >= 0) return with_stdout_flushed(code);
   }
   return hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);
 }
@@ -87,6 +165,16 @@ int main(int argc, char** argv) {
   } catch (const hfget::Error& error) {
     std::fprintf(stderr, "hfget: error: %s\n", error.what());
     return hfget::cli::exit_code_for(error.code());
+  } catch (const std::filesystem::filesystem_error& failure) {
+    const hfget::Error error = hfget::error_for(failure);
+    std::fprintf(stderr, "hfget: error: %s\n", error.what());
+    return hfget::cli::exit_code_for(error.code());
+  } catch (const std::system_error& error) {
+    // `hfget ls | head`: the reader has gone, and wants nothing more, not even an error line. 141 is what a
+    // shell reports for a writer that SIGPIPE ended (hfget ignores SIGPIPE for its sockets' sake).
+    if (error.code() == std::errc::broken_pipe) return hfget::cli::kExitBrokenPipe;
+    std::fprintf(stderr, "hfget: internal error: %s\n", error.what());
+    return hfget::cli::exit_code_for(hfget::ErrorCode::kInternal);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "hfget: internal error: %s\n", error.what());
     return hfget::cli::exit_code_for(hfget::ErrorCode::kInternal);

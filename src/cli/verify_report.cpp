@@ -69,7 +69,7 @@ std::string render_verify_report_text(const VerifyReport& report) {
   return out;
 }
 
-std::string render_verify_report_json(const VerifyReport& report) {
+nlohmann::json verify_report_document(const VerifyReport& report) {
   nlohmann::json checks = nlohmann::json::array();
   for (const CheckResult& check : report.checks) {
     checks.push_back({{"name", check.name}, {"status", to_string(check.status)}, {"detail", check.detail}});
@@ -78,7 +78,7 @@ std::string render_verify_report_json(const VerifyReport& report) {
   for (const FileProblem& problem : report.problems) {
     problems.push_back({{"path", problem.path}, {"check", problem.check}, {"cause", problem.cause}});
   }
-  const nlohmann::json document = {
+  nlohmann::json document = {
       {"ok", report.ok()},
       {"repo", report.repo},
       {"commit", report.commit},
@@ -101,7 +101,12 @@ std::string render_verify_report_json(const VerifyReport& report) {
         {"elapsed_seconds", report.elapsed.count()},
         {"hash_bytes_per_second", hash_rate(report)}}},
   };
-  return document.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n";
+  return document;
+}
+
+std::string render_verify_report_json(const VerifyReport& report) {
+  return verify_report_document(report).dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace hfget::cli

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "hfget/verify.hpp"
@@ -11,5 +12,7 @@ namespace hfget::cli {
 std::string render_verify_report_text(const VerifyReport& report);
 /// The same as one JSON document with stable field names (schema in docs/verify.md).
 std::string render_verify_report_json(const VerifyReport& report);
+/// That document as JSON, for documents that embed it (`download --json`).
+nlohmann::json verify_report_document(const VerifyReport& report);
 
 }  // namespace hfget::cli

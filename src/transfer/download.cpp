@@ -78,6 +78,7 @@ int severity(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInterrupted: return 0;
     case ErrorCode::kDiskFull: return 1;
+    case ErrorCode::kNotWritable: return 1;  // like a full disk: nothing more can be written there
     case ErrorCode::kVerificationFailed: return 2;
     case ErrorCode::kInternal: return 3;
     case ErrorCode::kAccessDenied: return 4;

@@ -32,6 +32,24 @@ bool is_literal(const std::string& pattern) {
   return pattern.find_first_of("*?[") == std::string::npos;
 }
 
+std::string quoted_list(const std::vector<std::string>& patterns) {
+  std::string out;
+  for (const std::string& pattern : patterns) out += (out.empty() ? "'" : ", '") + pattern + "'";
+  return out;
+}
+
+[[noreturn]] void throw_empty_selection(const std::vector<RemoteFile>& listing, const FileSelection& selection) {
+  std::string what;
+  if (!selection.files.empty()) what += "FILES " + quoted_list(selection.files);
+  if (!selection.include.empty()) what += (what.empty() ? "" : ", ") + ("--include " + quoted_list(selection.include));
+  if (!selection.exclude.empty()) what += (what.empty() ? "" : ", ") + ("--exclude " + quoted_list(selection.exclude));
+  const std::string cause = listing.empty() ? "the repo has no files at this revision"
+                                            : "no file of the " + std::to_string(listing.size()) +
+                                                  " in the repo matches " + (what.empty() ? "the selection" : what);
+  throw Error(ErrorCode::kFileNotFound,
+              "nothing to download: " + cause + " (`hfget ls` lists them; --allow-empty accepts an empty selection)");
+}
+
 }  // namespace
 
 std::vector<RemoteFile> select_files(const std::vector<RemoteFile>& listing, const FileSelection& selection) {
@@ -54,6 +72,7 @@ std::vector<RemoteFile> select_files(const std::vector<RemoteFile>& listing, con
     if (matches_any(ignore, file.path)) continue;
     selected.push_back(file);
   }
+  if (selected.empty() && !selection.allow_empty) throw_empty_selection(listing, selection);
   return selected;
 }
 

@@ -60,10 +60,12 @@ class FileSelectionTest(HfgetTestCase):
         self.check(["config.json", "docs/notes.md", "extra/nested/data.bin"],
                    ["config.json", "docs/notes.md", "extra/nested/data.bin"])
 
-    def test_a_pattern_matching_nothing_downloads_nothing_and_succeeds(self):
+    def test_a_selection_matching_nothing_exits_6_unless_allowed(self):
         result, cache = self.download("--include", "*.gguf")
-        self.assertSucceeded(result)
-        self.assertEqual(len(result.stdout.splitlines()), 1)
+        self.assertExit(result, 6)
+        allowed, _ = self.download("--include", "*.gguf", "--allow-empty")
+        self.assertSucceeded(allowed)
+        self.assertEqual(len(allowed.stdout.splitlines()), 1)
 
     def test_empty_file_is_downloaded(self):
         self.check(["extra/empty.txt"], ["extra/empty.txt"])

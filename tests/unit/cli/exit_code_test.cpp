@@ -66,7 +66,7 @@ TEST(ExitCodeFor, EveryErrorCodeIsDocumentedWithItsNumberAndName) {
 }
 
 TEST(ExitCodeFor, EveryDocumentedKindExists) {
-  std::set<std::string> names = {"success"};
+  std::set<std::string> names = {"success", "broken_pipe"};  // outcomes that are not an ErrorCode
   for (const ErrorCode code : all_error_codes()) names.insert(std::string(to_string(code)));
   for (const Row& row : exit_code_table())
     EXPECT_EQ(names.count(row.kind), 1U) << "| " << row.code << " | " << row.kind;
@@ -88,6 +88,13 @@ TEST(ExitCodeFor, GivesEveryErrorCodeItsOwnNonZeroNumber) {
     EXPECT_LT(number, 256) << to_string(code);
     EXPECT_TRUE(seen.insert(number).second) << to_string(code) << " shares " << number;
   }
+}
+
+TEST(ExitCodeFor, BrokenPipeIsTheShellsSigpipeStatusAndDocumented) {
+  EXPECT_EQ(kExitBrokenPipe, 128 + 13);
+  bool found = false;
+  for (const Row& row : exit_code_table()) found = found || (row.code == "141" && row.kind == "broken_pipe");
+  EXPECT_TRUE(found);
 }
 
 TEST(ExitCodeFor, InterruptedIsTheShellsSigintStatus) {

@@ -102,15 +102,33 @@ TEST(SelectFiles, ALiteralFileIsCaseSensitive) {
   EXPECT_THROW((void)select_files(kListing, {{"readme.md"}, {}, {}}), Error);
 }
 
-TEST(SelectFiles, APatternFileMatchingNothingIsFine) {
-  EXPECT_TRUE(selected_paths({{"*.gguf"}, {}, {}}).empty());
-  EXPECT_TRUE(selected_paths({{"missing/"}, {}, {}}).empty());
-  EXPECT_TRUE(selected_paths({{"model-0000[3-9]*"}, {}, {}}).empty());
-  EXPECT_TRUE(selected_paths({{}, {"*.gguf"}, {}}).empty());
+TEST(SelectFiles, APatternMatchingNothingIsFineWhenSomethingElseMatches) {
+  EXPECT_EQ(selected_paths({{"*.gguf", "config.json"}, {}, {}}), Paths({"config.json"}));
+  EXPECT_EQ(selected_paths({{}, {"*.gguf", "README.md"}, {}}), Paths({"README.md"}));
 }
 
-TEST(SelectFiles, ALiteralFileThatIsExcludedIsNotAnError) {
-  EXPECT_TRUE(selected_paths({{"config.json"}, {}, {"*.json"}}).empty());
+TEST(SelectFiles, ASelectionThatKeepsNothingIsFileNotFoundNamingThePatterns) {
+  try {
+    (void)select_files(kListing, {{}, {"*.gguf"}, {}});
+    FAIL() << "an empty selection was accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kFileNotFound);
+    EXPECT_NE(std::string(error.what()).find("--include '*.gguf'"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("--allow-empty"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW((void)select_files(kListing, {{"missing/"}, {}, {}}), Error);
+  EXPECT_THROW((void)select_files(kListing, {{}, {}, {"*"}}), Error);
+  EXPECT_THROW((void)select_files({}, {}), Error);
+}
+
+TEST(SelectFiles, AllowEmptyAcceptsASelectionThatKeepsNothing) {
+  EXPECT_TRUE(selected_paths({{"*.gguf"}, {}, {}, /*allow_empty=*/true}).empty());
+  EXPECT_TRUE(selected_paths({{"model-0000[3-9]*"}, {}, {}, true}).empty());
+  EXPECT_TRUE(select_files({}, {{}, {}, {}, true}).empty());
+}
+
+TEST(SelectFiles, ALiteralFileThatIsExcludedIsNotFileNotFoundForTheFile) {
+  EXPECT_TRUE(selected_paths({{"config.json"}, {}, {"*.json"}, true}).empty());
 }
 
 TEST(SelectFiles, KeepsTheFileDetails) {

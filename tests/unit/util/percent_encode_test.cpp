@@ -37,4 +37,17 @@ TEST(PercentEncode, EmptyStaysEmpty) {
   EXPECT_EQ(percent_encode("", "/"), "");
 }
 
+TEST(PercentDecode, UndoesPercentEncode) {
+  EXPECT_EQ(percent_decode("refs%2Fpr%2F1"), "refs/pr/1");
+  EXPECT_EQ(percent_decode(percent_encode("\xC3\xBC+# a/b", "")), "\xC3\xBC+# a/b");
+  EXPECT_EQ(percent_decode("plain"), "plain");
+}
+
+TEST(PercentDecode, RefusesTruncatedOrInvalidEscapesAndNul) {
+  EXPECT_EQ(percent_decode("a%2"), std::nullopt);
+  EXPECT_EQ(percent_decode("a%"), std::nullopt);
+  EXPECT_EQ(percent_decode("a%zz"), std::nullopt);
+  EXPECT_EQ(percent_decode("a%00b"), std::nullopt);
+}
+
 }  // namespace hfget::util
