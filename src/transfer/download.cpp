@@ -36,6 +36,11 @@ http::TransportSettings transport_settings(const DownloadOptions& options) {
   return transport;
 }
 
+hub::HubClientSettings hub_settings(const DownloadOptions& options) {
+  return {options.endpoint,     options.endpoint_origin,  options.token,         transport_settings(options),
+          options.max_attempts, options.retry_base_delay, options.retry_max_time};
+}
+
 std::unique_ptr<store::Layout> open_layout(const DownloadOptions& options, const std::string& commit) {
   if (options.local_dir) return store::make_local_dir_layout(*options.local_dir, commit);
   return store::make_cache_layout(options.cache_dir, options.repo, commit);
@@ -52,6 +57,7 @@ std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& select
 
 namespace {
 
+using transfer::hub_settings;
 using transfer::open_layout;
 using transfer::plan_against_disk;
 using transfer::transport_settings;
@@ -170,6 +176,12 @@ store::TargetLock lock_target(const DownloadOptions& options, ProgressSink& prog
                                     [&](std::optional<long> pid) { progress.on_waiting_for_target(pid); });
 }
 
+// The first selected file that still has bytes to fetch, if any.
+const RemoteFile* first_to_fetch(const std::vector<PlannedFile>& plan) {
+  const auto found = std::find_if(plan.begin(), plan.end(), [](const PlannedFile& p) { return !p.complete; });
+  return found == plan.end() ? nullptr : &found->file;
+}
+
 }  // namespace
 
 std::filesystem::path state_dir_for(const DownloadOptions& options) {
@@ -189,18 +201,43 @@ std::optional<long> target_holder(const DownloadOptions& options) {
   return store::TargetLock::holder(state_dir_for(options));
 }
 
+std::filesystem::path check_download_source(const DownloadOptions& options, std::stop_token stop) {
+  validate_options(options);
+  if (options.offline) return transfer::offline_snapshot(options).snapshot_path;
+  // The client, its easy handle and its connections end with this scope. libcurl's threaded resolver runs
+  // one thread per name lookup and joins it when the lookup is done; only a lookup abandoned half-way (a
+  // timeout) leaves its thread to finish alone, and then the request failed and this throws.
+  hub::HubClient hub(hub_settings(options), stop);
+  // Asked for a full commit id too: it proves that the repo and the commit exist and the token sees them.
+  const hub::RevisionInfo revision = hub.revision_info(options.repo, options.revision);
+  const std::unique_ptr<store::Layout> layout = open_layout(options, revision.commit);
+  if (revision.gated) {
+    std::vector<RemoteFile> files = hub.list_files(options.repo, revision.commit);
+    store::validate_listing(files);
+    const std::vector<PlannedFile> plan = plan_against_disk(transfer::select_files(files, options.selection), *layout);
+    if (const RemoteFile* first = first_to_fetch(plan))
+      hub.check_file_access(options.repo, revision.commit, first->path);
+  }
+  return layout->snapshot_path();
+}
+
 DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
   const auto started = std::chrono::steady_clock::now();
   validate_options(options);
   if (options.offline) return transfer::offline_snapshot(options);
 
-  hub::HubClient hub({options.endpoint, options.token, transport_settings(options), options.max_attempts,
-                      options.retry_base_delay, options.retry_max_time},
-                     stop);
+  hub::HubClient hub(hub_settings(options), stop);
 
-  // Pin the revision first, so that a push during the download cannot mix two commits.
+  // Pin the revision first, so that a push during the download cannot mix two commits. A full commit id
+  // needs no request (as in the Python client); whether the repo is gated is then learnt from the files.
   Snapshot snapshot;
-  snapshot.commit = hub.resolve_commit(options.repo, options.revision);
+  std::optional<hub::RevisionInfo> revision;
+  if (hub::is_commit_id(options.revision)) {
+    snapshot.commit = options.revision;
+  } else {
+    revision = hub.revision_info(options.repo, options.revision);
+    snapshot.commit = revision->commit;
+  }
 
   // List the whole tree once; include/exclude filter the listing, never the network. Every path is checked
   // before it can touch the disk.
@@ -241,6 +278,13 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   summary.bytes_selected = report.bytes_selected;
   report.free_bytes = store::free_bytes(target_root(options));
   if (options.dry_run) return report;
+  // A gated repo lists its files to anyone and refuses their contents: asked once, before any file, that
+  // is one line with the page to accept the licence on, not one failure per file.
+  if (revision && revision->gated) {
+    if (const RemoteFile* first = first_to_fetch(report.files)) {
+      hub.check_file_access(options.repo, snapshot.commit, first->path);
+    }
+  }
   if (options.check_space) ensure_free_space(report, target_root(options));
 
   // Record the commit before fetching (refs/, trees/), as the Python client does, so that an interrupted
