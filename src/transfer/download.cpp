@@ -176,10 +176,14 @@ store::TargetLock lock_target(const DownloadOptions& options, ProgressSink& prog
                                     [&](std::optional<long> pid) { progress.on_waiting_for_target(pid); });
 }
 
-// The first selected file that still has bytes to fetch, if any.
-const RemoteFile* first_to_fetch(const std::vector<PlannedFile>& plan) {
-  const auto found = std::find_if(plan.begin(), plan.end(), [](const PlannedFile& p) { return !p.complete; });
-  return found == plan.end() ? nullptr : &found->file;
+// A gated repo lists its files to anyone and refuses their contents: asked once, before anything is written
+// and before any file, that is one line with the page to accept the licence on, not one failure per file.
+// Only a file still to fetch is asked for: what is on disk already needs no access.
+void check_access_to_files(hub::HubClient& hub, const DownloadOptions& options, const std::string& commit,
+                           const std::vector<RemoteFile>& selected) {
+  const std::vector<PlannedFile> plan = plan_against_disk(selected, *open_layout(options, commit));
+  const auto first = std::find_if(plan.begin(), plan.end(), [](const PlannedFile& p) { return !p.complete; });
+  if (first != plan.end()) hub.check_file_access(options.repo, commit, first->file.path);
 }
 
 }  // namespace
@@ -210,15 +214,12 @@ std::filesystem::path check_download_source(const DownloadOptions& options, std:
   hub::HubClient hub(hub_settings(options), stop);
   // Asked for a full commit id too: it proves that the repo and the commit exist and the token sees them.
   const hub::RevisionInfo revision = hub.revision_info(options.repo, options.revision);
-  const std::unique_ptr<store::Layout> layout = open_layout(options, revision.commit);
   if (revision.gated) {
     std::vector<RemoteFile> files = hub.list_files(options.repo, revision.commit);
     store::validate_listing(files);
-    const std::vector<PlannedFile> plan = plan_against_disk(transfer::select_files(files, options.selection), *layout);
-    if (const RemoteFile* first = first_to_fetch(plan))
-      hub.check_file_access(options.repo, revision.commit, first->path);
+    check_access_to_files(hub, options, revision.commit, transfer::select_files(files, options.selection));
   }
-  return layout->snapshot_path();
+  return open_layout(options, revision.commit)->snapshot_path();
 }
 
 DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
@@ -244,6 +245,7 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   snapshot.files = hub.list_files(options.repo, snapshot.commit);
   store::validate_listing(snapshot.files);
   const std::vector<RemoteFile> selected = transfer::select_files(snapshot.files, options.selection);
+  if (revision && revision->gated && !options.dry_run) check_access_to_files(hub, options, snapshot.commit, selected);
 
   // One hfget per target: a second run queues here (or fails with --no-wait). Only now, once the repo is known
   // to exist, does anything touch the disk: a typo in a repo id leaves no folder in the cache.
@@ -278,13 +280,6 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   summary.bytes_selected = report.bytes_selected;
   report.free_bytes = store::free_bytes(target_root(options));
   if (options.dry_run) return report;
-  // A gated repo lists its files to anyone and refuses their contents: asked once, before any file, that
-  // is one line with the page to accept the licence on, not one failure per file.
-  if (revision && revision->gated) {
-    if (const RemoteFile* first = first_to_fetch(report.files)) {
-      hub.check_file_access(options.repo, snapshot.commit, first->path);
-    }
-  }
   if (options.check_space) ensure_free_space(report, target_root(options));
 
   // Record the commit before fetching (refs/, trees/), as the Python client does, so that an interrupted

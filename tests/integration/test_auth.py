@@ -117,7 +117,11 @@ class TokenTest(AuthTestBase):
         resolves = [r for r in self.hub.hub_requests() if "/resolve/" in r["path"]]
         self.assertEqual(len(resolves), 1, f"one access check and no file tried: {resolves}")
         self.assertEqual(resolves[0]["range"], "bytes=0-0")
-        self.assertEqual([p for p in files_under(target) if p.endswith(".hfget-partial")], [])
+        self.assertEqual(files_under(target), [], "nothing written")
+        cache = self.hub.new_dir("cache")
+        in_cache = self.hub.run_hfget(["download", GATED, "--cache-dir", cache])
+        self.assertExit(in_cache, 4)
+        self.assertEqual(files_under(cache), [], "no models--… folder for `cache ls` to warn about")
 
     def test_gated_repo_with_a_token_without_access_exits_4(self):
         result = self.hub.run_hfget(["download", GATED, "--token", OTHER_TOKEN, "--cache-dir",
