@@ -31,6 +31,7 @@ struct DownloadOptions {
   std::optional<std::filesystem::path> local_dir;  // else the HF cache
   std::filesystem::path cache_dir;
   std::string endpoint;
+  std::string endpoint_origin;  // "HF_ENDPOINT=…", "--endpoint …" or empty (the default), for messages
   Secret token;
   int max_workers = 12;           // files open at once
   int connections = 16;           // HTTP connections in all, shared by the open files
@@ -73,6 +74,12 @@ struct DownloadReport {
   std::chrono::duration<double> elapsed{};
   VerifyReport checks;  // the checks run at the end (no re-hash: every byte was hashed on arrival)
 };
+
+/// What `--detach` checks before it leaves: the options, and that the repo and revision exist and the token
+/// may read them (a gated repo's files too, with one request), so that a typo fails at once (exit 3, 4, 5
+/// or 7) instead of in the background. Writes nothing. Returns the path `download` will print. Runs no
+/// thread that outlives it.
+std::filesystem::path check_download_source(const DownloadOptions& options, std::stop_token stop);
 
 /// Resolves the revision to a commit once, lists the whole tree at that commit, selects files, and downloads
 /// the missing ones in parallel with resumable Range requests, verifying size and hash of each before it

@@ -16,6 +16,7 @@ struct HubEnvironment {
   std::filesystem::path hf_home;        // HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface
   std::filesystem::path hub_cache;      // HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub
   std::string endpoint;                 // HF_ENDPOINT without trailing '/', else https://huggingface.co
+  std::string endpoint_origin;          // "HF_ENDPOINT=<value>" when that variable set it, else empty
   Secret token;                         // HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file
   bool offline = false;                 // HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE)
   bool progress_bars_disabled = false;  // HF_HUB_DISABLE_PROGRESS_BARS

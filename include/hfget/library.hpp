@@ -3,8 +3,9 @@
 
 namespace hfget {
 
-/// Process-wide set-up of the libraries hfget uses (libcurl's global init). Create exactly one, in main(),
-/// before any other thread starts; it cleans up when destroyed.
+/// Process-wide set-up of the libraries hfget uses (libcurl's global init). Create one at a time, while no
+/// other thread runs: main() holds one for the command, and `--detach` one for its checks before the fork.
+/// It cleans up when destroyed.
 class LibraryInit {
  public:
   LibraryInit();

@@ -60,7 +60,11 @@ struct VerifyOptions {
   std::string revision = "main";  // branch, tag or commit (cache); local dir: the one recorded
   bool online = false;            // re-read the listing from the Hub
   std::string endpoint;
+  std::string endpoint_origin;  // "HF_ENDPOINT=…", "--endpoint …" or empty (the default), for messages
   Secret token;
+  std::optional<std::filesystem::path> ca_bundle;    // --online requests: --ca-bundle, CURL_CA_BUNDLE, …
+  std::optional<std::filesystem::path> ca_path;      // SSL_CERT_DIR
+  int max_attempts = 9;                              // --online requests: --retries + 1
   std::chrono::milliseconds retry_base_delay{1000};  // --online requests
   unsigned jobs = 0;                                 // hashing threads; 0 = the number of cores
   bool fast = false;                                 // no hashing: sizes, headers, structure only

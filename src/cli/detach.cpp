@@ -3,6 +3,11 @@
 // session's terminal), the grandchild is not a session leader so it can never acquire a terminal again.
 // The launcher waits only for a PID through a pipe, then returns; nothing it hands down keeps the caller's
 // stdout open, which is what makes ssh hang with `nohup … &`.
+//
+// fork() copies only the calling thread: a lock another thread held stays locked for ever in the child. The
+// checks before detaching run no thread of their own, and libcurl's threaded resolver joins its lookup
+// thread when the lookup completes; only a lookup abandoned after a timeout finishes alone, so the fork
+// waits (bounded) until this process is down to its one thread.
 #include "cli/detach.hpp"
 
 #include <fcntl.h>
@@ -12,9 +17,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "cli/state_file.hpp"
 #include "hfget/error.hpp"
@@ -22,8 +30,29 @@
 namespace hfget::cli {
 namespace {
 
+// Threads of this process, as /proc lists them (0 when /proc cannot be read: nothing to wait for then).
+std::size_t thread_count() {
+  std::error_code error;
+  std::size_t count = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end;
+       it.increment(error)) {
+    ++count;
+  }
+  return count;
+}
+
+void wait_until_single_threaded() {
+  // A resolver thread's lookup ends within the resolver's own timeouts (seconds); 30 s is far past them.
+  for (int waited = 0; waited < 300 && thread_count() > 1; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (thread_count() > 1) {
+    throw Error(ErrorCode::kInternal, "cannot detach: a name lookup of the checks is still running; run it again");
+  }
+}
+
 // The launcher's side: the daemon's PID arrives through the pipe (bounded wait), then the first child is reaped.
-int report_daemon(int read_end, pid_t first_child, const std::filesystem::path& log) {
+int report_daemon(int read_end, pid_t first_child, const std::filesystem::path& log, const Announcement& announcement) {
   std::string text;
   pollfd poll_fd{read_end, POLLIN, 0};
   char buffer[64];
@@ -36,8 +65,13 @@ int report_daemon(int read_end, pid_t first_child, const std::filesystem::path& 
   int status = 0;
   ::waitpid(first_child, &status, 0);
   if (text.empty()) throw Error(ErrorCode::kInternal, "could not start the background download");
-  fmt::print("hfget: downloading in the background: PID {}, log {}\n", text, log.string());
+  // stdout holds the result only, as without --detach: the path the download fills.
+  fmt::print("{}\n", announcement.snapshot_path.string());
   std::fflush(stdout);
+  if (!announcement.quiet) {
+    std::fputs(fmt::format("hfget: downloading in the background: PID {}, log {}\n", text, log.string()).c_str(),
+               stderr);
+  }
   return 0;
 }
 
@@ -49,7 +83,9 @@ int report_daemon(int read_end, pid_t first_child, const std::filesystem::path& 
 
 }  // namespace
 
-std::optional<int> detach_into_background(const std::filesystem::path& log, const std::filesystem::path& state_dir) {
+std::optional<int> detach_into_background(const std::filesystem::path& log, const std::filesystem::path& state_dir,
+                                          const Announcement& announcement) {
+  wait_until_single_threaded();
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw Error(ErrorCode::kInternal, fmt::format("cannot detach: pipe: {}", std::strerror(errno)));
@@ -59,7 +95,7 @@ std::optional<int> detach_into_background(const std::filesystem::path& log, cons
   if (first < 0) throw Error(ErrorCode::kInternal, fmt::format("cannot detach: fork: {}", std::strerror(errno)));
   if (first > 0) {
     ::close(pipe_fds[1]);
-    return report_daemon(pipe_fds[0], first, log);
+    return report_daemon(pipe_fds[0], first, log, announcement);
   }
 
   // First child: a new session, then fork again and leave.

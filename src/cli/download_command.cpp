@@ -28,6 +28,7 @@
 #include "hfget/download.hpp"
 #include "hfget/environment.hpp"
 #include "hfget/error.hpp"
+#include "hfget/library.hpp"
 #include "util/byte_size.hpp"
 #include "util/env.hpp"
 
@@ -78,6 +79,7 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
     options.local_dir = std::filesystem::absolute(util::expand_user_and_vars(flags.local_dir));
   options.cache_dir = cache_dir_from(flags.cache_dir, env);
   options.endpoint = std::move(access.endpoint);
+  options.endpoint_origin = std::move(access.endpoint_origin);
   options.token = std::move(access.token);
   options.ca_bundle = std::move(access.ca_bundle);
   options.ca_path = std::move(access.ca_path);
@@ -368,6 +370,15 @@ DownloadCommand add_download_command(CLI::App& app) {
   result.detach_if_requested = [command, flags]() -> std::optional<int> {
     if (!command->parsed() || !flags->detach || flags->dry_run) return std::nullopt;
     const DownloadOptions options = to_options(*flags, HubEnvironment::from_process_environment());
+    if (flags->quiet) spdlog::set_level(spdlog::level::err);  // retry notices of the checks, as without --detach
+    // Checked here, before anything is written: a typo in the repo id or the revision, or a token without
+    // access, fails now with its exit code (3, 4, 5, 7) rather than later in the log. libcurl is set up for
+    // the checks alone and cleaned up before the fork, which the daemon's own set-up then repeats.
+    std::filesystem::path snapshot_path;
+    {
+      const LibraryInit library;
+      snapshot_path = check_download_source(options, std::stop_token{});
+    }
     const std::filesystem::path state_dir = prepare_state_dir(options);
     // Refused now rather than in the background, where only the log would say so.
     if (!options.wait_for_lock) {
@@ -379,7 +390,7 @@ DownloadCommand add_download_command(CLI::App& app) {
     }
     const std::filesystem::path log =
         flags->log_file.empty() ? state_dir / "download.log" : std::filesystem::absolute(flags->log_file);
-    std::optional<int> launcher_exit = detach_into_background(log, state_dir);
+    std::optional<int> launcher_exit = detach_into_background(log, state_dir, {snapshot_path, flags->quiet});
     // In the daemon, stderr is the log: no second file sink on the same file.
     flags->log_file.clear();
     return launcher_exit;

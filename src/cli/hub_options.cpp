@@ -45,6 +45,7 @@ RepoType repo_type_from(const std::string& text) {
 HubAccess hub_access(const HubFlags& flags, const HubEnvironment& env) {
   HubAccess access;
   access.endpoint = flags.endpoint.empty() ? env.endpoint : flags.endpoint;
+  access.endpoint_origin = flags.endpoint.empty() ? env.endpoint_origin : "--endpoint " + flags.endpoint;
   while (!access.endpoint.empty() && access.endpoint.back() == '/') access.endpoint.pop_back();
   access.token = flags.token.empty() ? env.token : Secret(clean_token(flags.token));
   if (!flags.ca_bundle.empty() && !std::filesystem::is_regular_file(flags.ca_bundle)) {

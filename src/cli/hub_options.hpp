@@ -40,7 +40,8 @@ RepoType repo_type_from(const std::string& text);
 
 /// Where and how to reach the Hub: the flags when given, else the environment as huggingface_hub reads it.
 struct HubAccess {
-  std::string endpoint;  // no trailing '/'
+  std::string endpoint;         // no trailing '/'
+  std::string endpoint_origin;  // for messages: "--endpoint URL", "HF_ENDPOINT=URL", or empty (the default)
   Secret token;
   std::optional<std::filesystem::path> ca_bundle;
   std::optional<std::filesystem::path> ca_path;

@@ -25,6 +25,8 @@ struct VerifyFlags {
   std::string cache_dir;
   std::string endpoint;
   std::string token;
+  std::string ca_bundle;
+  int retries = 8;
   std::vector<std::string> allow_missing;
   unsigned jobs = 0;
   bool online = false;
@@ -44,8 +46,15 @@ int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   options.cache_dir = target.cache_dir;
   options.revision = flags.revision;
   options.online = flags.online;
-  options.endpoint = flags.endpoint.empty() ? env.endpoint : flags.endpoint;
-  options.token = flags.token.empty() ? env.token : Secret(clean_token(flags.token));
+  // The same endpoint, token and CAs as download and ls: a private CA must not work for one and not the other.
+  HubAccess access = hub_access(HubFlags{flags.repo_type, flags.endpoint, flags.token, flags.ca_bundle}, env);
+  options.endpoint = std::move(access.endpoint);
+  options.endpoint_origin = std::move(access.endpoint_origin);
+  options.token = std::move(access.token);
+  options.ca_bundle = std::move(access.ca_bundle);
+  options.ca_path = std::move(access.ca_path);
+  if (flags.retries < 0 || flags.retries > 100) throw Error(ErrorCode::kUsage, "--retries must be between 0 and 100");
+  options.max_attempts = flags.retries + 1;
   options.retry_base_delay = env.retry_base_delay;
   options.jobs = flags.jobs;
   options.fast = flags.fast;
@@ -70,6 +79,9 @@ std::function<int(const RunContext&)> add_verify_command(CLI::App& app) {
   command->add_flag("--online", flags->online, "Re-read the file listing from the Hub");
   command->add_option("--endpoint", flags->endpoint, "Hub URL, with --online");
   command->add_option("--token", flags->token, "Hub token, with --online");
+  command->add_option("--ca-bundle", flags->ca_bundle,
+                      "CA certificates (PEM) to trust, with --online (default: CURL_CA_BUNDLE, SSL_CERT_FILE)");
+  command->add_option("--retries", flags->retries, "Retries per Hub request, with --online")->capture_default_str();
   command->add_flag("--json", flags->json, "Print one JSON report on stdout");
   command->add_option("--jobs", flags->jobs, "Files hashed at once (default: the number of cores)");
   command->add_flag("--fast", flags->fast, "Skip hashing: sizes, headers and structure only");

@@ -15,6 +15,9 @@ constexpr std::uint64_t kMaxProgressThreshold = 64 * 1024;
 }  // namespace
 
 NextStep next_step(const Attempt& attempt) {
+  // A minute of retries against a closed port or an unknown host only hides a typo in HF_ENDPOINT or a
+  // proxy setting; once the server has answered, the same failure is an outage worth waiting out.
+  if (attempt.first_contact && attempt.failure == TransportFailure::kConnect) return NextStep::kGiveUp;
   switch (attempt.failure) {
     case TransportFailure::kConnect:
     case TransportFailure::kTimeout:

@@ -16,10 +16,14 @@ enum class NextStep { kRetry, kGiveUp };
 struct Attempt {
   TransportFailure failure = TransportFailure::kNone;
   long http_status = 0;
+  // Nothing has answered yet on this server in this run: a refused connection or a name that does not
+  // resolve is then a wrong endpoint or proxy, not a blip.
+  bool first_contact = false;
 };
 
 /// Transient failures are retried: connection problems, timeouts and stalls, 408, 429 and 5xx.
-/// Anything that would fail the same way again (4xx, TLS, cancellation) is not.
+/// Anything that would fail the same way again (4xx, TLS, cancellation) is not, and neither is a failure to
+/// connect or resolve on first contact.
 NextStep next_step(const Attempt& attempt);
 
 /// The longest single wait a Retry-After can ask for. The Hub's rate limits count over 5-minute windows:

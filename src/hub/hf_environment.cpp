@@ -37,9 +37,13 @@ HubEnvironment HubEnvironment::from_process_environment() {
     env.hub_cache = env.hf_home / "hub";
   }
 
-  std::string endpoint = util::env_nonempty("HF_ENDPOINT").value_or("https://huggingface.co");
+  const std::optional<std::string> endpoint_variable = util::env_nonempty("HF_ENDPOINT");
+  std::string endpoint = endpoint_variable.value_or("https://huggingface.co");
   while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
   env.endpoint = endpoint;
+  // Named in messages about an endpoint that cannot be reached: a variable set long ago in a profile is
+  // the last place a user would look.
+  if (endpoint_variable) env.endpoint_origin = "HF_ENDPOINT=" + *endpoint_variable;
 
   std::optional<std::string> token = util::env_value("HF_TOKEN");
   if (!token || clean_token(*token).empty()) token = util::env_value("HUGGING_FACE_HUB_TOKEN");

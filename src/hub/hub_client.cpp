@@ -25,21 +25,22 @@ constexpr std::size_t kMaxJsonBytes = 64 * 1024 * 1024;
 constexpr int kMaxPages = 100'000;
 constexpr int kMaxRedirects = 10;
 
-Error transport_error(const http::HttpResponse& response, const std::string& url) {
+Error transport_error(const http::HttpResponse& response, const std::string& url, const std::string& note = "") {
   if (response.failure == http::TransportFailure::kCancelled) {
     return Error(ErrorCode::kInterrupted, "interrupted");
   }
   if (response.failure == http::TransportFailure::kTls) {
     return Error(ErrorCode::kNetwork,
-                 fmt::format("TLS error talking to {}: {} (a private CA? see --ca-bundle)",
-                             http::parse_url(url) ? http::parse_url(url)->host : url, response.failure_message));
+                 fmt::format("TLS error talking to {}: {} (a private CA? see --ca-bundle){}",
+                             http::parse_url(url) ? http::parse_url(url)->host : url, response.failure_message, note));
   }
   if (response.failure == http::TransportFailure::kMalformedAnswer) {
     // The Hub was reached: "cannot reach" would send the user after their network.
     return Error(ErrorCode::kNetwork,
                  fmt::format("the Hub's answer to {} is unusable: {}", url, response.failure_message));
   }
-  return Error(ErrorCode::kNetwork, fmt::format("cannot reach the Hub at {}: {}", url, response.failure_message));
+  return Error(ErrorCode::kNetwork,
+               fmt::format("cannot reach the Hub at {}: {}{}", url, response.failure_message, note));
 }
 
 // When the time limit rather than the attempts ended the retries, the message says so: the user may want
@@ -91,23 +92,22 @@ HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& firs
   throw Error(ErrorCode::kNetwork, "too many redirects from " + first_url);
 }
 
-HubClient::JsonAnswer HubClient::get_json(const std::string& url, const std::string& revision, const RepoId& repo,
-                                          std::string_view what) {
+std::string HubClient::endpoint_note() const {
+  if (settings_.endpoint_origin.empty()) return "";
+  return fmt::format(" (the endpoint comes from {})", settings_.endpoint_origin);
+}
+
+HubClient::JsonAnswer HubClient::with_retries(const std::function<JsonAnswer()>& send,
+                                              const std::function<bool(JsonAnswer&)>& usable,
+                                              const RequestContext& context) {
   http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_, settings_.retry_max_time);
   while (true) {
-    JsonAnswer answer = get_following_redirects(url);
+    JsonAnswer answer = send();
     http::HttpResponse& response = answer.response;
-    const bool answered_2xx =
-        response.failure == http::TransportFailure::kNone && response.status >= 200 && response.status < 300;
-    if (answered_2xx && !answer.body.empty()) return answer;
-    if (answered_2xx) {
-      // No JSON answer of the Hub is empty ("[]" and "{}" are not): the connection dropped before the body,
-      // so retry it as one instead of reporting malformed JSON.
-      response.failure = http::TransportFailure::kConnectionLost;
-      response.failure_message =
-          fmt::format("the Hub sent an empty {} (HTTP {} without a body)", what, response.status);
-    }
-    const http::Attempt attempt{response.failure, response.status};
+    const bool first_contact = !answered_;
+    if (response.failure == http::TransportFailure::kNone) answered_ = true;
+    if (usable(answer)) return answer;
+    const http::Attempt attempt{response.failure, response.status, first_contact};
     const std::string* retry_after = response.header("retry-after");
     // Said at once and on the terminal too: a wrong HF_ENDPOINT or a dead proxy would otherwise look like a
     // hang for the whole backoff (about a minute with the default --retries).
@@ -124,17 +124,81 @@ HubClient::JsonAnswer HubClient::get_json(const std::string& url, const std::str
     }
     if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
     if (response.failure != http::TransportFailure::kNone) {
-      throw noting_time_limit(transport_error(response, answer.final_url), retrier);
+      const bool refused_at_once = first_contact && response.failure == http::TransportFailure::kConnect;
+      throw noting_time_limit(
+          transport_error(response, answer.final_url,
+                          endpoint_note() + (refused_at_once ? "; not retried: nothing has answered there yet" : "")),
+          retrier);
     }
-    throw noting_time_limit(error_from_response(response, RequestContext{&repo, revision, {}}), retrier);
+    if (response.status >= 400 && response.status < 500 && !looks_like_hub_error(response)) {
+      throw Error(ErrorCode::kNetwork,
+                  fmt::format("{} answered HTTP {} with a page that is not the Hub's (no X-Error-Code, not JSON): is "
+                              "{} a Hugging Face Hub?{}",
+                              answer.final_url, response.status, settings_.endpoint, endpoint_note()));
+    }
+    throw noting_time_limit(error_from_response(response, context), retrier);
   }
+}
+
+HubClient::JsonAnswer HubClient::get_json(const std::string& url, const std::string& revision, const RepoId& repo,
+                                          std::string_view what) {
+  const auto usable = [&](JsonAnswer& answer) {
+    http::HttpResponse& response = answer.response;
+    const bool answered_2xx =
+        response.failure == http::TransportFailure::kNone && response.status >= 200 && response.status < 300;
+    if (!answered_2xx) return false;
+    if (looks_like_html(answer.body)) {
+      // A web server's index or login page where the Hub answers JSON: no retry makes it a Hub.
+      throw Error(ErrorCode::kNetwork,
+                  fmt::format("{} answered the {} request with an HTML page, not the Hub's JSON: is {} a Hugging Face "
+                              "Hub?{}",
+                              answer.final_url, what, settings_.endpoint, endpoint_note()));
+    }
+    if (!answer.body.empty()) return true;
+    // No JSON answer of the Hub is empty ("[]" and "{}" are not): the connection dropped before the body,
+    // so retry it as one instead of reporting malformed JSON.
+    response.failure = http::TransportFailure::kConnectionLost;
+    response.failure_message = fmt::format("the Hub sent an empty {} (HTTP {} without a body)", what, response.status);
+    return false;
+  };
+  return with_retries([&] { return get_following_redirects(url); }, usable,
+                      RequestContext{&repo, revision, {}, repo_page_url(settings_.endpoint, repo)});
 }
 
 std::string HubClient::resolve_commit(const RepoId& repo, const std::string& revision) {
   if (is_commit_id(revision)) return revision;
+  return revision_info(repo, revision).commit;
+}
+
+RevisionInfo HubClient::revision_info(const RepoId& repo, const std::string& revision) {
   const JsonAnswer answer =
       get_json(revision_info_url(settings_.endpoint, repo, revision), revision, repo, "repo info");
-  return parse_commit_from_revision_info(answer.body);
+  return parse_revision_info(answer.body);
+}
+
+void HubClient::check_file_access(const RepoId& repo, const std::string& commit, const std::string& path) {
+  const std::string url = resolve_url(settings_.endpoint, repo, commit, path);
+  const auto send = [&] {
+    // One byte is asked for; a server that sends the whole file instead is cut off (the answer is in).
+    http::StringSink sink(1024);
+    http::RequestSpec spec;
+    spec.url = url;
+    spec.bearer_token = &settings_.token;  // the endpoint's own URL
+    spec.range_from = 0;
+    spec.range_last = 0;
+    http::HttpResponse response = request_.get(spec, sink, stop_);
+    spdlog::debug("GET {} (access check) -> HTTP {} {}", url, response.status, response.failure_message);
+    return JsonAnswer{std::move(response), {}, url};
+  };
+  const auto usable = [](JsonAnswer& answer) {
+    const http::HttpResponse& response = answer.response;
+    const bool has_status =
+        response.failure == http::TransportFailure::kNone || response.failure == http::TransportFailure::kStoppedBySink;
+    // The bytes (206, or 200 cut off), a redirect to the CDN, or 416 for an empty file: the Hub let the
+    // token through to the contents.
+    return has_status && ((response.status >= 200 && response.status < 400) || response.status == 416);
+  };
+  with_retries(send, usable, RequestContext{&repo, commit, path, repo_page_url(settings_.endpoint, repo)});
 }
 
 std::vector<RemoteFile> HubClient::list_files(const RepoId& repo, const std::string& commit) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -9,11 +10,16 @@
 #include "hfget/repo.hpp"
 #include "hfget/secret.hpp"
 #include "http/easy_request.hpp"
+#include "hub/hub_errors.hpp"
+#include "hub/tree_listing.hpp"
 
 namespace hfget::hub {
 
 struct HubClientSettings {
   std::string endpoint;  // no trailing '/'
+  // Where the endpoint came from ("HF_ENDPOINT=…", "--endpoint …"; empty: the default), named when it cannot
+  // be reached or does not answer like a Hub.
+  std::string endpoint_origin;
   Secret token;
   http::TransportSettings transport;
   int max_attempts = 8;
@@ -30,6 +36,16 @@ class HubClient {
   /// The commit a branch, tag or (short) commit id points to. A 40-hex commit is returned without a request.
   std::string resolve_commit(const RepoId& repo, const std::string& revision);
 
+  /// The revision endpoint's answer, asked for a full commit id too: it proves that the repo and the
+  /// revision exist and that the token may see them, and says whether the repo is gated.
+  RevisionInfo revision_info(const RepoId& repo, const std::string& revision);
+
+  /// Whether the token may read the repo's file contents, asked once with the first byte of `path` (a
+  /// redirect to the CDN is an answer: it is not followed). A gated repo lists its files to anyone but
+  /// refuses their contents; asked before the files, that is one line instead of one per file. Throws
+  /// Error{kAccessDenied} naming the repo's page.
+  void check_file_access(const RepoId& repo, const std::string& commit, const std::string& path);
+
   /// Every file of the repo at `commit` (recursive, all pages), in the order the Hub lists them.
   std::vector<RemoteFile> list_files(const RepoId& repo, const std::string& commit);
 
@@ -44,10 +60,17 @@ class HubClient {
   JsonAnswer get_following_redirects(const std::string& url);
   /// `what` names the answer in messages ("repo info", "tree listing").
   JsonAnswer get_json(const std::string& url, const std::string& revision, const RepoId& repo, std::string_view what);
+  /// Sends until `send` gives an answer `usable` accepts, retrying what is transient; throws the error of
+  /// the last answer otherwise.
+  JsonAnswer with_retries(const std::function<JsonAnswer()>& send, const std::function<bool(JsonAnswer&)>& usable,
+                          const RequestContext& context);
+  /// One line for a server that is not a Hub, or a transport failure, naming where the endpoint came from.
+  std::string endpoint_note() const;
 
   HubClientSettings settings_;
   std::stop_token stop_;
   http::EasyRequest request_;
+  bool answered_ = false;  // some request of this client got an HTTP answer: later connect errors are retried
 };
 
 /// True for a full commit id (40 lowercase hex): such a revision needs no lookup.

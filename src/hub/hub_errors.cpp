@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "util/printable.hpp"
 #include "util/secrets.hpp"
 
@@ -29,10 +31,11 @@ Error error_from_response(const http::HttpResponse& response, const RequestConte
   const std::string server_says = message.empty() ? "" : fmt::format(" (server: {})", message);
 
   if (code == "GatedRepo") {
+    const std::string where = context.page_url.empty() ? "on the Hub" : "at " + context.page_url;
     return Error(ErrorCode::kAccessDenied,
-                 fmt::format("access to {} is restricted: accept its licence on the Hub, then set HF_TOKEN "
+                 fmt::format("access to {} is restricted: accept its licence {}, then set HF_TOKEN "
                              "(or --token) to a token of the account that accepted it{}",
-                             label, server_says));
+                             label, where, server_says));
   }
   if (code == "RevisionNotFound") {
     return Error(ErrorCode::kRevisionNotFound,
@@ -68,6 +71,18 @@ Error error_from_response(const http::HttpResponse& response, const RequestConte
   }
   return Error(ErrorCode::kNetwork,
                fmt::format("the Hub answered HTTP {} for {}{}", response.status, label, server_says));
+}
+
+bool looks_like_html(std::string_view body) {
+  const std::size_t first = body.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && body[first] == '<';
+}
+
+bool looks_like_hub_error(const http::HttpResponse& response) {
+  if (response.header("x-error-code") != nullptr || response.header("x-error-message") != nullptr) return true;
+  const std::string_view body = response.error_body;
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return true;
+  return !looks_like_html(body) && nlohmann::json::accept(body);
 }
 
 }  // namespace hfget::hub

@@ -29,6 +29,10 @@ std::string tree_url(const std::string& endpoint, const RepoId& repo, const std:
   return api_base(endpoint, repo) + "/tree/" + util::percent_encode(commit, "") + "?recursive=true&expand=false";
 }
 
+std::string repo_page_url(const std::string& endpoint, const RepoId& repo) {
+  return endpoint + "/" + resolve_prefix(repo.type) + repo.name;
+}
+
 std::string resolve_url(const std::string& endpoint, const RepoId& repo, const std::string& commit,
                         const std::string& path) {
   return endpoint + "/" + resolve_prefix(repo.type) + repo.name + "/resolve/" + util::percent_encode(commit, "") + "/" +

@@ -11,6 +11,9 @@ namespace hfget::hub {
 
 std::string revision_info_url(const std::string& endpoint, const RepoId& repo, const std::string& revision);
 std::string tree_url(const std::string& endpoint, const RepoId& repo, const std::string& commit);
+/// The repo's page for people (https://huggingface.co/org/name, …/datasets/org/name): where a gated repo's
+/// licence is accepted.
+std::string repo_page_url(const std::string& endpoint, const RepoId& repo);
 std::string resolve_url(const std::string& endpoint, const RepoId& repo, const std::string& commit,
                         const std::string& path);
 

@@ -51,7 +51,7 @@ bool is_lower_hex(const std::string& text, std::size_t length) {
 }
 
 // The JSON type of a value, as the parsers tell them apart.
-enum class Type : std::uint8_t { kAbsent, kString, kUnsigned, kNull, kObject, kArray, kOther };
+enum class Type : std::uint8_t { kAbsent, kString, kUnsigned, kNull, kTrue, kObject, kArray, kOther };
 
 // One field of an entry as it arrived; its value is kept only for the fields hfget reads.
 struct Field {
@@ -111,7 +111,7 @@ RemoteFile file_from(PendingEntry& entry) {
 class Events : public nlohmann::json_sax<Json> {
  public:
   bool null() override { return scalar(Type::kNull); }
-  bool boolean(bool /*value*/) override { return scalar(Type::kOther); }
+  bool boolean(bool value) override { return scalar(value ? Type::kTrue : Type::kOther); }
   bool number_integer(number_integer_t /*value*/) override { return scalar(Type::kOther); }
   bool number_unsigned(number_unsigned_t number) override {
     number_ = number;
@@ -245,22 +245,28 @@ class TreePageEvents final : public Events {
   bool in_lfs_ = false;
 };
 
-// Revision info: {"sha": "…", …}; only the top-level "sha" is kept.
+// Revision info: {"sha": "…", "gated": false | "auto" | "manual", …}; only those two top-level fields are kept.
 class RevisionEvents final : public Events {
  public:
   RevisionEvents() : Events(kMaxRevisionDepth) {}
 
   const std::optional<std::string>& sha() const noexcept { return sha_; }
+  bool gated() const noexcept { return gated_; }
 
   bool key(string_t& text) override {
-    if (depth() == 1) at_sha_ = text == "sha";
+    if (depth() == 1) {
+      at_sha_ = text == "sha";
+      at_gated_ = text == "gated";
+    }
     return true;
   }
 
  private:
   void value(Type type) override {
     if (depth() == 0 && type != Type::kObject) malformed_info("not a JSON object");
-    if (depth() != 1 || !at_sha_) return;
+    if (depth() != 1) return;
+    if (at_gated_) gated_ = type == Type::kTrue || (type == Type::kString && !text().empty());
+    if (!at_sha_) return;
     sha_.reset();
     if (type == Type::kString && is_lower_hex(text(), 40)) sha_ = std::move(text());
   }
@@ -270,7 +276,9 @@ class RevisionEvents final : public Events {
   }
 
   bool at_sha_ = false;
+  bool at_gated_ = false;
   std::optional<std::string> sha_;
+  bool gated_ = false;
 };
 
 }  // namespace
@@ -283,11 +291,15 @@ std::vector<RemoteFile> parse_tree_page(const std::string& json_text) {
   return files;
 }
 
-std::string parse_commit_from_revision_info(const std::string& json_text) {
+RevisionInfo parse_revision_info(const std::string& json_text) {
   RevisionEvents events;
   if (!Json::sax_parse(json_text.begin(), json_text.end(), &events)) malformed_info("not a JSON object");
   if (!events.sha()) malformed_info("'sha' is not a 40-hex commit id");
-  return *events.sha();
+  return RevisionInfo{*events.sha(), events.gated()};
+}
+
+std::string parse_commit_from_revision_info(const std::string& json_text) {
+  return parse_revision_info(json_text).commit;
 }
 
 }  // namespace hfget::hub

@@ -36,6 +36,11 @@ http::TransportSettings transport_settings(const DownloadOptions& options) {
   return transport;
 }
 
+hub::HubClientSettings hub_settings(const DownloadOptions& options) {
+  return {options.endpoint,     options.endpoint_origin,  options.token,         transport_settings(options),
+          options.max_attempts, options.retry_base_delay, options.retry_max_time};
+}
+
 std::unique_ptr<store::Layout> open_layout(const DownloadOptions& options, const std::string& commit) {
   if (options.local_dir) return store::make_local_dir_layout(*options.local_dir, commit);
   return store::make_cache_layout(options.cache_dir, options.repo, commit);
@@ -52,6 +57,7 @@ std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& select
 
 namespace {
 
+using transfer::hub_settings;
 using transfer::open_layout;
 using transfer::plan_against_disk;
 using transfer::transport_settings;
@@ -171,6 +177,16 @@ store::TargetLock lock_target(const DownloadOptions& options, ProgressSink& prog
                                     [&](std::optional<long> pid) { progress.on_waiting_for_target(pid); });
 }
 
+// A gated repo lists its files to anyone and refuses their contents: asked once, before anything is written
+// and before any file, that is one line with the page to accept the licence on, not one failure per file.
+// Only a file still to fetch is asked for: what is on disk already needs no access.
+void check_access_to_files(hub::HubClient& hub, const DownloadOptions& options, const std::string& commit,
+                           const std::vector<RemoteFile>& selected) {
+  const std::vector<PlannedFile> plan = plan_against_disk(selected, *open_layout(options, commit));
+  const auto first = std::find_if(plan.begin(), plan.end(), [](const PlannedFile& p) { return !p.complete; });
+  if (first != plan.end()) hub.check_file_access(options.repo, commit, first->file.path);
+}
+
 }  // namespace
 
 std::filesystem::path state_dir_for(const DownloadOptions& options) {
@@ -190,24 +206,47 @@ std::optional<long> target_holder(const DownloadOptions& options) {
   return store::TargetLock::holder(state_dir_for(options));
 }
 
+std::filesystem::path check_download_source(const DownloadOptions& options, std::stop_token stop) {
+  validate_options(options);
+  if (options.offline) return transfer::offline_snapshot(options).snapshot_path;
+  // The client, its easy handle and its connections end with this scope. libcurl's threaded resolver runs
+  // one thread per name lookup and joins it when the lookup is done; only a lookup abandoned half-way (a
+  // timeout) leaves its thread to finish alone, and then the request failed and this throws.
+  hub::HubClient hub(hub_settings(options), stop);
+  // Asked for a full commit id too: it proves that the repo and the commit exist and the token sees them.
+  const hub::RevisionInfo revision = hub.revision_info(options.repo, options.revision);
+  if (revision.gated) {
+    std::vector<RemoteFile> files = hub.list_files(options.repo, revision.commit);
+    store::validate_listing(files);
+    check_access_to_files(hub, options, revision.commit, transfer::select_files(files, options.selection));
+  }
+  return open_layout(options, revision.commit)->snapshot_path();
+}
+
 DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
   const auto started = std::chrono::steady_clock::now();
   validate_options(options);
   if (options.offline) return transfer::offline_snapshot(options);
 
-  hub::HubClient hub({options.endpoint, options.token, transport_settings(options), options.max_attempts,
-                      options.retry_base_delay, options.retry_max_time},
-                     stop);
+  hub::HubClient hub(hub_settings(options), stop);
 
-  // Pin the revision first, so that a push during the download cannot mix two commits.
+  // Pin the revision first, so that a push during the download cannot mix two commits. A full commit id
+  // needs no request (as in the Python client); whether the repo is gated is then learnt from the files.
   Snapshot snapshot;
-  snapshot.commit = hub.resolve_commit(options.repo, options.revision);
+  std::optional<hub::RevisionInfo> revision;
+  if (hub::is_commit_id(options.revision)) {
+    snapshot.commit = options.revision;
+  } else {
+    revision = hub.revision_info(options.repo, options.revision);
+    snapshot.commit = revision->commit;
+  }
 
   // List the whole tree once; include/exclude filter the listing, never the network. Every path is checked
   // before it can touch the disk.
   snapshot.files = hub.list_files(options.repo, snapshot.commit);
   store::validate_listing(snapshot.files);
   const std::vector<RemoteFile> selected = transfer::select_files(snapshot.files, options.selection);
+  if (revision && revision->gated && !options.dry_run) check_access_to_files(hub, options, snapshot.commit, selected);
 
   // One hfget per target: a second run queues here (or fails with --no-wait). Only now, once the repo is known
   // to exist, does anything touch the disk: a typo in a repo id leaves no folder in the cache.

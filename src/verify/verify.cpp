@@ -81,7 +81,15 @@ VerifyReport verify_snapshot(const VerifyOptions& options, std::stop_token stop)
     }
   }
   if (options.online) {
-    hub::HubClient hub({options.endpoint, options.token, {}, 8, options.retry_base_delay}, stop);
+    hub::HubClientSettings settings;
+    settings.endpoint = options.endpoint;
+    settings.endpoint_origin = options.endpoint_origin;
+    settings.token = options.token;
+    settings.transport.ca_bundle = options.ca_bundle;
+    settings.transport.ca_path = options.ca_path;
+    settings.max_attempts = options.max_attempts;
+    settings.retry_base_delay = options.retry_base_delay;
+    hub::HubClient hub(std::move(settings), stop);
     std::vector<RemoteFile> listing = hub.list_files(options.repo, snapshot.commit);
     store::validate_listing(listing);  // its paths are joined to the snapshot folder and read
     snapshot.listing = std::move(listing);

@@ -103,6 +103,26 @@ class TokenTest(AuthTestBase):
                   or ("/blobs/" in p and not p.endswith((".hfget-partial", ".hfget-journal")))]
         self.assertEqual(finals, [])
 
+    def test_gated_repo_without_token_fails_once_before_any_file(self):
+        # One line naming the page where the licence is accepted, not one FAILED line per file.
+        self.hub.reset_logs()
+        target = self.hub.new_dir("local")
+        result = self.hub.run_hfget(["download", GATED, "--local-dir", target])
+        self.assertExit(result, 4)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        self.assertEqual(len(lines), 1, result.describe())
+        self.assertTrue(lines[0].startswith("hfget: error: "), result.describe())
+        self.assertIn(f"accept its licence at {self.hub.url}/{GATED}", lines[0])
+        self.assertIn("HF_TOKEN", lines[0])
+        resolves = [r for r in self.hub.hub_requests() if "/resolve/" in r["path"]]
+        self.assertEqual(len(resolves), 1, f"one access check and no file tried: {resolves}")
+        self.assertEqual(resolves[0]["range"], "bytes=0-0")
+        self.assertEqual(files_under(target), [], "nothing written")
+        cache = self.hub.new_dir("cache")
+        in_cache = self.hub.run_hfget(["download", GATED, "--cache-dir", cache])
+        self.assertExit(in_cache, 4)
+        self.assertEqual(files_under(cache), [], "no models--… folder for `cache ls` to warn about")
+
     def test_gated_repo_with_a_token_without_access_exits_4(self):
         result = self.hub.run_hfget(["download", GATED, "--token", OTHER_TOKEN, "--cache-dir",
                                      self.hub.new_dir("cache")])

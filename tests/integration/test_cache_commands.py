@@ -128,6 +128,26 @@ class CacheCommandsTest(HfgetTestCase):
                                                    "index": "model.safetensors.index.json", "expected": 2,
                                                    "in_repo": 2, "selected": 2, "complete": True}])
 
+    def test_ls_offline_answers_from_the_recorded_listing_without_a_request(self):
+        cache = self.hub.new_dir("cache")
+        self.download(REPO, "--cache-dir", cache, "--include", "*.json")   # records the whole commit's listing
+        self.hub.reset_logs()
+        offline = {"HF_HUB_CACHE": cache, "HF_HUB_OFFLINE": "1"}
+        result = self.hub.run_hfget(["ls", REPO, "--json"], env=offline)
+        self.assertSucceeded(result)
+        document = json.loads(result.stdout)
+        self.assertEqual((document["commit"], document["offline"]), (self.main_commit, True))
+        self.assertEqual({f["path"] for f in document["files"]}, set(self.main_files), "the whole commit")
+        text = self.hub.run_hfget(["ls", REPO, "--revision", self.main_commit], env=offline)
+        self.assertSucceeded(text)
+        self.assertIn("offline", text.stdout.splitlines()[0])
+        # Never recorded here: an error at once, not a minute of retries against the network.
+        missing = self.hub.run_hfget(["ls", REPO, "--revision", "dev"], env={**offline, "HFGET_RETRY_BASE_MS": "2000"})
+        self.assertExit(missing, 7)
+        self.assertIn("HF_HUB_OFFLINE", missing.stderr)
+        self.assertLess(missing.elapsed, 1.5)
+        self.assertEqual(self.hub.hub_requests(), [], "offline: no request at all")
+
     def test_ls_of_an_unknown_repo_exits_3(self):
         self.assertExit(self.hub.run_hfget(["ls", "test-org/no-such-repo"]), 3)
 

@@ -1,7 +1,8 @@
 """Downloads that outlive the shell that started them, and the commands that watch them.
 
-- `download --detach`: the launcher prints `hfget: downloading in the background: PID N, log PATH` and returns
-  at once, and nothing it leaves behind holds the caller's stdout/stderr (or any other fd) open, which is what
+- `download --detach`: the launcher first checks the repo, the revision and the token's access (a typo
+  fails at once with 3/4/5/7 and writes nothing), then prints the snapshot path on stdout and
+  `hfget: downloading in the background: PID N, log PATH` on stderr (not with -q) and returns at once, and nothing it leaves behind holds the caller's stdout/stderr (or any other fd) open, which is what
   keeps `ssh host hfget download --detach ...` from hanging; the daemon has its own session, stdin /dev/null,
   stdout/stderr appended to the log, and ignores SIGHUP.
 - `<state dir>/state.json`, `hfget status [--json]` (running, done, died, interrupted; exit 3 when no download
@@ -37,6 +38,7 @@ from support import HfgetTestCase, files_under, repo_folder_name
 
 SLOW = "test-org/slow-model"
 TINY = "test-org/tiny-model"
+GATED = "gated-org/tiny-model"
 RATE_PER_CONNECTION = "256k"
 LAUNCH_LIMIT = 2.0     # seconds the launcher may take to return and to close the caller's pipes
 LAUNCHED = re.compile(r"^hfget: downloading in the background: PID (\d+), log (.+)$")
@@ -136,7 +138,7 @@ class Launch:
     def __init__(self, code, stdout, stderr, returned_after, eof_after):
         self.code, self.stdout, self.stderr = code, stdout, stderr
         self.returned_after, self.eof_after = returned_after, eof_after
-        match = LAUNCHED.match(stdout.strip())
+        match = LAUNCHED.match(stderr.strip())
         self.pid = int(match.group(1)) if match else None
         self.log = Path(match.group(2)) if match else None
 
@@ -154,7 +156,8 @@ class DetachTest(HfgetTestCase):
         cls.slow = cls.make_model("slow", shards=2, shard_size=768 * KIB)
         cls.tiny = cls.make_model("tiny", shards=1, shard_size=16 * KIB, tokenizer_vocab=50)
         cls.slow_files = source_files(cls.slow)
-        cls.hub = cls.start_hub({SLOW: cls.slow, TINY: cls.tiny}, limit_rate=RATE_PER_CONNECTION)
+        cls.hub = cls.start_hub({SLOW: cls.slow, TINY: cls.tiny, GATED: cls.tiny}, gated={GATED: None},
+                                limit_rate=RATE_PER_CONNECTION)
         cls.slow_commit = cls.hub.commit(SLOW)
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -210,10 +213,14 @@ class DetachTest(HfgetTestCase):
             self.addCleanup(stop_daemon, launch.pid)
         return launch
 
-    def assertLaunchedAtOnce(self, launch: Launch) -> None:
+    def assertLaunchedAtOnce(self, launch: Launch, path: Path | None = None) -> None:
         self.assertEqual(launch.code, 0, launch.describe())
         self.assertIsNotNone(launch.pid, f"launcher line not as documented:\n{launch.describe()}")
-        self.assertEqual(launch.stderr, "", launch.describe())
+        self.assertEqual(len(launch.stderr.splitlines()), 1, f"stderr: the launcher line only\n{launch.describe()}")
+        lines = launch.stdout.splitlines()
+        self.assertEqual(len(lines), 1, f"stdout holds the path only\n{launch.describe()}")
+        if path is not None:
+            self.assertEqual(lines[0], str(path), launch.describe())
         self.assertLess(launch.returned_after, LAUNCH_LIMIT, f"the launcher must return at once\n{launch.describe()}")
         for name, after in launch.eof_after.items():
             self.assertLess(after, LAUNCH_LIMIT, f"{name} still open after {after}s: something kept the caller's "
@@ -254,7 +261,7 @@ class DetachTest(HfgetTestCase):
         state_dir = state_dir_of_local(target)
         args = ["download", SLOW, "--local-dir", target, "--max-workers", "1", "--progress-interval", "1", "--detach"]
         launch = self.launch_detached(args, home)
-        self.assertLaunchedAtOnce(launch)
+        self.assertLaunchedAtOnce(launch, target)
         pid = launch.pid
         self.assertEqual(launch.log, state_dir / "download.log", "default log: <state dir>/download.log")
 
@@ -381,7 +388,7 @@ class DetachTest(HfgetTestCase):
         text = seen.decode(errors="replace")
         self.assertEqual(os.waitstatus_to_exitcode(status), 0, text)
         self.assertLess(elapsed, LAUNCH_LIMIT, f"the launcher on a terminal must return at once: {text!r}")
-        match = LAUNCHED.match(text.strip())
+        match = re.search(r"hfget: downloading in the background: PID (\d+)", text)
         self.assertIsNotNone(match, text)
         pid = int(match.group(1))
         self.addCleanup(stop_daemon, pid)
@@ -395,17 +402,54 @@ class DetachTest(HfgetTestCase):
         home = self.hub.new_dir("home")
         target = self.hub.new_dir("local")
         workdir = self.hub.new_dir("cwd")
-        launch = self.launch_detached(["download", TINY, "--local-dir", target, "--revision", "no-such-branch",
-                                       "--detach", "--log-file", "relative.log"], home, cwd=workdir)
-        self.assertLaunchedAtOnce(launch)
+        # A file missing from the listing is found only once the daemon lists the repo.
+        launch = self.launch_detached(["download", TINY, "no-such-file.bin", "--local-dir", target, "--detach",
+                                       "--log-file", "relative.log"], home, cwd=workdir)
+        self.assertLaunchedAtOnce(launch, target)
         self.assertEqual(launch.log, workdir / "relative.log", "--log-file is made absolute before detaching")
         waited = self.hfget(["wait", target, "--timeout", "20"], home, timeout=30)
-        self.assertEqual(waited.code, 5, waited.describe())
+        self.assertEqual(waited.code, 6, waited.describe())
         reap(launch.pid)
         state = self.status_json(target, home)
-        self.assertEqual((state["state"], state["exit_code"]), ("failed", 5), state)
-        self.assertIn("no-such-branch", state["last_error"])
-        self.assertIn("no-such-branch", launch.log.read_text(), "the error is in the daemon's log")
+        self.assertEqual((state["state"], state["exit_code"]), ("failed", 6), state)
+        self.assertIn("no-such-file.bin", state["last_error"])
+        self.assertIn("no-such-file.bin", launch.log.read_text(), "the error is in the daemon's log")
+
+    def test_detach_checks_repo_revision_and_access_before_leaving(self):
+        home = self.hub.new_dir("home")
+        dead = f"http://127.0.0.1:{unused_port('127.0.0.1')}"
+        cases = {
+            "unknown repo": (["download", "test-org/no-such-model"], None, 3),
+            "gated without a token": (["download", GATED], None, 4),
+            "unknown revision": (["download", TINY, "--revision", "no-such-branch"], None, 5),
+            "unknown commit": (["download", TINY, "--revision", "0" * 40], None, 5),
+            "dead endpoint": (["download", TINY], {"HF_ENDPOINT": dead}, 7),
+        }
+        for name, (args, env, code) in cases.items():
+            for layout in ("local", "cache"):
+                with self.subTest(name, layout=layout):
+                    place = self.hub.new_dir(layout) / "target"
+                    where = ["--local-dir", place] if layout == "local" else ["--cache-dir", place]
+                    launch = self.launch_detached([*args, *where, "--detach"], home, env=env)
+                    self.assertEqual(launch.code, code, launch.describe())
+                    self.assertIsNone(launch.pid, f"no daemon may start\n{launch.describe()}")
+                    self.assertIn("hfget: error:", launch.stderr)
+                    self.assertEqual(launch.stdout, "", launch.describe())
+                    self.assertLess(launch.returned_after, LAUNCH_LIMIT, launch.describe())
+                    self.assertFalse(place.exists(), f"nothing may be written: {files_under(place)}")
+
+    def test_detach_quiet_prints_only_the_path(self):
+        home = self.hub.new_dir("home")
+        cache = self.hub.new_dir("cache")
+        launch = self.launch_detached(["download", TINY, "--cache-dir", cache, "--detach", "-q"], home)
+        self.assertEqual(launch.code, 0, launch.describe())
+        self.assertEqual(launch.stderr, "", launch.describe())
+        commit = self.hub.commit(TINY)
+        snapshot = cache / repo_folder_name(TINY) / "snapshots" / commit
+        self.assertEqual(launch.stdout, f"{snapshot}\n", launch.describe())
+        waited = self.hfget(["wait", TINY, "--cache-dir", cache, "--timeout", "30"], home, timeout=40)
+        self.assertEqual(waited.code, 0, waited.describe())
+        self.assertTrue(snapshot.is_dir())
 
     def test_detach_over_ssh_localhost(self):
         """The real thing, when an SSH server is installed: ssh returns while the download goes on."""
@@ -468,8 +512,9 @@ class DetachTest(HfgetTestCase):
                                 stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         elapsed = time.monotonic() - started
         self.assertEqual(result.returncode, 0, f"{result.stdout}\n{result.stderr}")
-        match = LAUNCHED.match(result.stdout.strip())
-        self.assertIsNotNone(match, result.stdout)
+        match = LAUNCHED.match(result.stderr.strip())
+        self.assertIsNotNone(match, result.stderr)
+        self.assertEqual(result.stdout.strip(), str(target))
         pid = int(match.group(1))
         self.addCleanup(stop_daemon, pid)
         self.assertTrue(is_running(pid), f"ssh returned after {elapsed:.1f}s only once the download had ended: "

@@ -4,12 +4,22 @@ found, 7 network failure; and a failed run leaves no final files behind."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import unittest
 
-from harness import KIB, unused_port
+from harness import KIB, unused_port, wait_until
 from support import HfgetTestCase, files_under
 
 REPO = "test-org/tiny-model"
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
 
 
 class ErrorExitCodeTest(HfgetTestCase):
@@ -47,17 +57,59 @@ class ErrorExitCodeTest(HfgetTestCase):
         self.assertExit(result, 6)
         self.assertIn("missing.safetensors", result.stderr)
 
-    def test_nothing_listening_exits_7(self):
+    def test_nothing_listening_exits_7_at_once_naming_hf_endpoint(self):
+        # A refused first contact is a wrong endpoint, not an outage: no minute of retries.
         port = unused_port("127.0.0.1")   # free a moment ago: connections are refused
-        result, cache = self.run_download(REPO, "--endpoint", f"http://127.0.0.1:{port}", "--retries", "2",
+        endpoint = f"http://127.0.0.1:{port}"
+        result, cache = self.run_download(REPO, env={"HF_ENDPOINT": endpoint, "HFGET_RETRY_BASE_MS": "2000"},
                                           timeout=60)
         self.assertExit(result, 7)
         self.assertEqual(files_under(cache), [])
-        # Each retry is announced on stderr when it is decided: a wrong endpoint must not look like a hang.
-        self.assertIn(f"127.0.0.1:{port}", result.stderr)
-        self.assertIn("retrying in", result.stderr)
-        self.assertIn("(attempt 2 of 3)", result.stderr)
-        self.assertIn("(attempt 3 of 3)", result.stderr)
+        self.assertLess(result.elapsed, 1.5, "the first backoff alone is 0-2 s: it must not have been waited")
+        self.assertNotIn("retrying in", result.stderr)
+        self.assertIn(f"HF_ENDPOINT={endpoint}", result.stderr)
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.describe())
+
+    def test_an_unknown_host_exits_7_at_once_naming_the_flag(self):
+        endpoint = "http://no-such-hub.invalid"   # RFC 6761: never resolves
+        result, cache = self.run_download(REPO, "--endpoint", endpoint, env={"HFGET_RETRY_BASE_MS": "2000"},
+                                          timeout=60)
+        self.assertExit(result, 7)
+        self.assertEqual(files_under(cache), [])
+        self.assertNotIn("retrying in", result.stderr)
+        self.assertIn(f"--endpoint {endpoint}", result.stderr)
+
+    def test_a_web_server_that_is_not_a_hub_is_named_as_such(self):
+        # python3 -m http.server answers every /api/ path with an HTML 404 page and none of the Hub's headers.
+        site = self.hub.new_dir("site")
+        port = unused_port("127.0.0.1")
+        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                   "--directory", str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(server.wait, 10)
+        self.addCleanup(server.kill)
+        wait_until(lambda: _accepts(port), 10, what="http.server to listen")
+        endpoint = f"http://127.0.0.1:{port}"
+        for command in (["download", REPO, "--cache-dir", self.hub.new_dir("cache")], ["ls", REPO]):
+            with self.subTest(command=command[0]):
+                result = self.hub.run_hfget(command, env={"HF_ENDPOINT": endpoint})
+                self.assertExit(result, 7)
+                self.assertIn("not the Hub's", result.stderr)
+                self.assertIn(f"is {endpoint} a Hugging Face Hub?", result.stderr)
+                self.assertIn(f"HF_ENDPOINT={endpoint}", result.stderr)
+                self.assertNotIn("HF_TOKEN", result.stderr, "not a token problem")
+
+    def test_ls_and_verify_online_take_retries(self):
+        cache = self.hub.new_dir("cache")
+        self.assertSucceeded(self.hub.run_hfget(["download", REPO, "--cache-dir", cache]))
+        # A 503 on every API request: --retries 1 gives two attempts, announced as "attempt 2 of 2".
+        self.hub.set_faults([{"path": "/api/*", "kind": "status", "status": 503, "times": -1, "target": "api"}])
+        self.addCleanup(self.hub.clear_faults)
+        for command in (["ls", REPO], ["verify", REPO, "--online", "--cache-dir", cache]):
+            with self.subTest(command=command[0]):
+                result = self.hub.run_hfget([*command, "--retries", "1"], timeout=60)
+                self.assertExit(result, 7)
+                self.assertIn("(attempt 2 of 2)", result.stderr)
+                self.assertNotIn("(attempt 3", result.stderr)
 
     def test_a_server_that_accepts_and_never_answers_exits_7(self):
         with socket.socket() as silent:

@@ -131,6 +131,21 @@ class TlsTrustTest(TlsTestBase):
         self.assertDownloaded(*self.download("--ca-bundle", self.pki["ca"],
                                              env={"CURL_CA_BUNDLE": wrong, "SSL_CERT_FILE": wrong}))
 
+    def test_verify_online_trusts_the_same_cas_as_download(self):
+        # verify --online lists the commit again over TLS: --ca-bundle and CURL_CA_BUNDLE apply there too.
+        result, cache = self.download("--ca-bundle", self.pki["ca"])
+        self.assertDownloaded(result, cache)
+        verify = ["verify", REPO, "--online", "--cache-dir", cache, "--token", TOKEN, "--retries", "0",
+                  "--endpoint", self.hub.https_url]
+        for name, extra, env in (("flag", ["--ca-bundle", self.pki["ca"]], None),
+                                 ("CURL_CA_BUNDLE", [], {"CURL_CA_BUNDLE": self.pki["ca"]})):
+            with self.subTest(name):
+                checked = self.hub.run_hfget([*verify, *extra], env=env, timeout=60)
+                self.assertSucceeded(checked)
+        refused = self.hub.run_hfget(verify, timeout=60)
+        self.assertExit(refused, 7)
+        self.assertIn("TLS", refused.stderr)
+
     def test_a_missing_ca_bundle_file_is_an_error(self):
         # Checked up front, naming the file (exit 2).
         result, cache = self.download("--ca-bundle", self.hub.tmp / "no-such-ca.pem")

@@ -69,6 +69,29 @@ TEST(NextStep, RetriesOnlyTransientFailures) {
   }
 }
 
+TEST(NextStep, GivesUpAtOnceWhenTheFirstContactCannotConnect) {
+  const struct {
+    TransportFailure failure;
+    long status;
+    bool first_contact;
+    NextStep expected;
+  } cases[] = {
+      // Refused, or the name does not resolve, before anything answered: a wrong endpoint or proxy.
+      {TransportFailure::kConnect, 0, true, NextStep::kGiveUp},
+      // Once the server answered, the same failure is an outage: retried.
+      {TransportFailure::kConnect, 0, false, NextStep::kRetry},
+      // A timeout or a dropped connection on first contact may be a slow network: retried.
+      {TransportFailure::kTimeout, 0, true, NextStep::kRetry},
+      {TransportFailure::kConnectionLost, 0, true, NextStep::kRetry},
+      {TransportFailure::kNone, 503, true, NextStep::kRetry},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << name_of(c.failure) << " / HTTP " << c.status << " / first contact "
+                                      << c.first_contact);
+    EXPECT_EQ(next_step({c.failure, c.status, c.first_contact}), c.expected);
+  }
+}
+
 TEST(ParseRetryAfter, ReadsDelaySeconds) {
   EXPECT_EQ(parse_retry_after("0"), seconds(0));
   EXPECT_EQ(parse_retry_after("45"), seconds(45));

@@ -96,6 +96,12 @@ TEST_F(HubEnvironmentTest, EndpointLosesTrailingSlashes) {
   EXPECT_EQ(HubEnvironment::from_process_environment().endpoint, "https://mirror.example/hf");
 }
 
+TEST_F(HubEnvironmentTest, EndpointOriginNamesTheVariableAsSet) {
+  EXPECT_EQ(HubEnvironment::from_process_environment().endpoint_origin, "");  // the default: nothing to name
+  env_.set("HF_ENDPOINT", "http://127.0.0.1:9/");
+  EXPECT_EQ(HubEnvironment::from_process_environment().endpoint_origin, "HF_ENDPOINT=http://127.0.0.1:9/");
+}
+
 TEST_F(HubEnvironmentTest, TokenPrefersHfToken) {
   env_.set("HF_TOKEN", "hf_first\n").set("HUGGING_FACE_HUB_TOKEN", "hf_second");
   const std::filesystem::path token_file = home_ / "token-file";

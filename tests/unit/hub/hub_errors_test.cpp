@@ -30,6 +30,13 @@ TEST_F(ErrorFromResponse, MapsGatedRepoToAccessDenied) {
             ErrorCode::kAccessDenied);
 }
 
+TEST_F(ErrorFromResponse, GatedRepoNamesThePageWhereTheLicenceIsAccepted) {
+  context_.page_url = "https://huggingface.co/org/model";
+  const std::string what = error_for(response(401, "GatedRepo")).what();
+  EXPECT_NE(what.find("accept its licence at https://huggingface.co/org/model"), std::string::npos) << what;
+  EXPECT_NE(what.find("HF_TOKEN"), std::string::npos) << what;
+}
+
 TEST_F(ErrorFromResponse, MapsRevisionNotFound) {
   const Error error = error_for(response(404, "RevisionNotFound", "Invalid rev id: nope"));
   EXPECT_EQ(error.code(), ErrorCode::kRevisionNotFound);
@@ -108,6 +115,34 @@ TEST(ErrorFromResponseWithoutRepo, SaysRepository) {
   const Error error = error_from_response(response(404), RequestContext{});
   EXPECT_EQ(error.code(), ErrorCode::kRepoNotFound);
   EXPECT_NE(std::string(error.what()).find("repository"), std::string::npos) << error.what();
+}
+
+TEST(LooksLikeHubError, TrustsTheHubsHeadersAndJsonBodies) {
+  EXPECT_TRUE(looks_like_hub_error(response(404, "RepoNotFound")));
+  EXPECT_TRUE(looks_like_hub_error(response(401, "", "Invalid credentials in Authorization header")));
+  http::HttpResponse json_body = response(404);
+  json_body.error_body = R"({"error": "Repository not found"})";
+  EXPECT_TRUE(looks_like_hub_error(json_body));
+  EXPECT_TRUE(looks_like_hub_error(response(404)));  // no body to judge: given the benefit of the doubt
+}
+
+TEST(LooksLikeHubError, RefusesAnHtmlOrTextPageWithoutTheHubsHeaders) {
+  http::HttpResponse html = response(404);
+  html.error_body = "\n<!DOCTYPE HTML>\n<html><body><h1>Error response</h1></body></html>\n";
+  EXPECT_FALSE(looks_like_hub_error(html));
+  http::HttpResponse text = response(404);
+  text.error_body = "404 page not found";
+  EXPECT_FALSE(looks_like_hub_error(text));
+  // The Hub's own headers win over the body's shape.
+  html.headers["x-error-code"] = "RepoNotFound";
+  EXPECT_TRUE(looks_like_hub_error(html));
+}
+
+TEST(LooksLikeHtml, SeesAPageBehindLeadingBlanks) {
+  EXPECT_TRUE(looks_like_html("<html>"));
+  EXPECT_TRUE(looks_like_html(" \r\n\t<!doctype html>"));
+  EXPECT_FALSE(looks_like_html(R"({"sha": "x"})"));
+  EXPECT_FALSE(looks_like_html(""));
 }
 
 }  // namespace

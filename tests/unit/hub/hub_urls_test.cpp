@@ -37,6 +37,13 @@ TEST(TreeUrl, EncodesARevisionWithSlashes) {
             "https://huggingface.co/api/models/gpt2/tree/refs%2Fpr%2F1?recursive=true&expand=false");
 }
 
+TEST(RepoPageUrl, IsWhereTheHubShowsTheRepo) {
+  EXPECT_EQ(repo_page_url(kEndpoint, RepoId::parse("org/m", RepoType::kModel)), "https://huggingface.co/org/m");
+  EXPECT_EQ(repo_page_url(kEndpoint, RepoId::parse("org/d", RepoType::kDataset)),
+            "https://huggingface.co/datasets/org/d");
+  EXPECT_EQ(repo_page_url(kEndpoint, RepoId::parse("gpt2", RepoType::kModel)), "https://huggingface.co/gpt2");
+}
+
 TEST(ResolveUrl, HasNoPrefixForModelsAndATypePrefixOtherwise) {
   EXPECT_EQ(resolve_url(kEndpoint, RepoId::parse("org/m", RepoType::kModel), kCommit, "config.json"),
             "https://huggingface.co/org/m/resolve/" + kCommit + "/config.json");

@@ -273,4 +273,20 @@ TEST(ParseCommitFromRevisionInfo, RejectsAMissingOrMalformedSha) {
 }
 
 }  // namespace
+TEST(ParseRevisionInfo, ReadsWhetherTheRepoIsGated) {
+  const auto gated = [](const std::string& value) {
+    return parse_revision_info(R"({"sha": ")" + kOid + R"(", "gated": )" + value + "}").gated;
+  };
+  EXPECT_FALSE(gated("false"));
+  EXPECT_FALSE(gated("null"));
+  EXPECT_FALSE(gated(R"("")"));
+  EXPECT_TRUE(gated(R"("manual")"));
+  EXPECT_TRUE(gated(R"("auto")"));
+  EXPECT_TRUE(gated("true"));
+  EXPECT_FALSE(parse_revision_info(R"({"sha": ")" + kOid + R"("})").gated);
+  // Only the repo's own field counts, not one in the model card.
+  EXPECT_FALSE(parse_revision_info(R"({"cardData": {"gated": "manual"}, "sha": ")" + kOid + R"("})").gated);
+  EXPECT_EQ(parse_revision_info(R"({"gated": "manual", "sha": ")" + kOid + R"("})").commit, kOid);
+}
+
 }  // namespace hfget::hub
