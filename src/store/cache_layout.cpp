@@ -3,19 +3,33 @@
 // symlinks to them (one extra "../" per sub-folder), refs/<revision> holds the bare commit with no newline
 // (the Python client reads it without strip). Our resumable partials are blobs/<etag>.hfget-partial: the
 // Python client neither resumes nor prunes that name (`hf cache prune` deletes blobs/*.incomplete).
+//
+// Where the filesystem refuses symlinks (FAT, exFAT, many SMB shares) or HF_HUB_DISABLE_SYMLINKS is set,
+// snapshot files are real files, laid out as huggingface_hub's _create_symlink lays them: a blob downloaded
+// now is moved into the snapshot (blobs/ keeps nothing of it), one already in blobs/ is copied. Both clients
+// then take a snapshot file that exists as complete. hfget does not take the Python client's word for a file
+// whose name, unlike a blob's, is not its hash: it keeps a record of the copies it checked
+// (hfget/published.jsonl, as in a local dir) and hashes once any copy the record does not vouch for.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <mutex>
 
 #include "hfget/error.hpp"
+#include "store/content_check.hpp"
 #include "store/download_record.hpp"
+#include "store/file_copy.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
+#include "store/published_files.hpp"
 #include "store/repo_path.hpp"
+#include "store/symlink_support.hpp"
 #include "store/tree_cache.hpp"
 #include "util/atomic_file.hpp"
 #include "util/read_text_file.hpp"
@@ -37,30 +51,36 @@ bool regular_file_has_size(const std::filesystem::path& path, std::uint64_t size
 }
 
 // Replaces whatever is at `link` with a symlink to `target`, atomically (symlink to a temporary name, then
-// rename over), so a reader never sees the path missing.
-void replace_symlink(const std::filesystem::path& link, const std::string& target) {
+// rename over), so a reader never sees the path missing. False, with nothing changed, when the filesystem
+// refuses symlinks.
+bool replace_symlink(const std::filesystem::path& link, const std::string& target) {
   char existing[4096];
   const ssize_t length = ::readlink(link.c_str(), existing, sizeof(existing));
-  if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return;
+  if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return true;
   const std::filesystem::path temporary =
       link.parent_path() /
       fmt::format(".{:08x}{}", static_cast<std::uint32_t>(util::thread_random()()), util::kTemporarySuffix);
-  if (::symlink(target.c_str(), temporary.c_str()) != 0)
+  if (::symlink(target.c_str(), temporary.c_str()) != 0) {
+    if (is_symlink_refusal(errno)) return false;
     util::throw_file_error("cannot create symlink", temporary, errno);
+  }
   if (::rename(temporary.c_str(), link.c_str()) != 0) {
     const int error = errno;
     ::unlink(temporary.c_str());
     util::throw_file_error("cannot create symlink", link, error);
   }
+  return true;
 }
 
 class CacheLayout final : public Layout {
  public:
-  CacheLayout(std::filesystem::path cache_dir, RepoId repo, std::string commit)
+  CacheLayout(std::filesystem::path cache_dir, RepoId repo, std::string commit, SnapshotFiles snapshot_files)
       : cache_dir_(std::move(cache_dir)),
         repo_(std::move(repo)),
         commit_(std::move(commit)),
-        repo_dir_(cache_dir_ / cache_folder_name(repo_)) {}
+        repo_dir_(cache_dir_ / cache_folder_name(repo_)),
+        published_(state_dir_in_cache(cache_dir_, repo_)),
+        real_files_(snapshot_files == SnapshotFiles::kRealFiles) {}
 
   std::filesystem::path snapshot_path() const override { return repo_dir_ / "snapshots" / commit_; }
 
@@ -88,17 +108,28 @@ class CacheLayout final : public Layout {
                           DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 
-  bool is_complete(const RemoteFile& file) const override { return regular_file_has_size(blob_path(file), file.size); }
+  // Either form is complete, whichever this run writes: a copy hfget checked, or the blob.
+  bool is_complete(const RemoteFile& file) const override {
+    return holds_checked_copy(file) || regular_file_has_size(blob_path(file), file.size);
+  }
+
+  // A copy in the snapshot that no record vouches for (the Python client's, or one published just before a
+  // kill -9): hashed once, then recorded and kept as it is.
+  bool adopt_unrecorded(const RemoteFile& file, const std::stop_token& stop) override {
+    const std::filesystem::path copy = snapshot_file(file);
+    if (!holds_listed_content(copy, file, stop)) return false;
+    published_.record(record_key(file), file.etag(), copy);
+    return true;
+  }
 
   void link_existing(const RemoteFile& file) override {
     remove_leftovers(file);
-    const std::filesystem::path relative(file.path);
-    create_directories_within(snapshot_path(), relative.parent_path());
-    std::string target;
-    const auto depth = static_cast<std::size_t>(std::count(file.path.begin(), file.path.end(), '/'));
-    for (std::size_t i = 0; i < depth + 2; ++i) target += "../";
-    target += "blobs/" + file.etag();
-    replace_symlink(snapshot_path() / relative, target);
+    if (holds_checked_copy(file)) return;
+    create_directories_within(snapshot_path(), std::filesystem::path(file.path).parent_path());
+    if (link_to_blob(file)) return;
+    // No symlinks: the blob stays where it is (other snapshots may link to it), the snapshot gets a copy.
+    copy_file_atomically(blob_path(file), snapshot_file(file));
+    published_.record(record_key(file), file.etag(), snapshot_file(file));
   }
 
   std::filesystem::path partial_path(const RemoteFile& file) const override {
@@ -120,17 +151,73 @@ class CacheLayout final : public Layout {
   }
 
   void publish(const RemoteFile& file, PartialFile&& partial) override {
-    std::move(partial).commit(blob_path(file));
-    link_existing(file);
+    create_directories_within(snapshot_path(), std::filesystem::path(file.path).parent_path());
+    if (symlinks_in_use()) {
+      std::move(partial).commit(blob_path(file));
+      if (link_to_blob(file)) {
+        remove_leftovers(file);
+        return;
+      }
+      // The filesystem refused the link after all: the new blob moves into the snapshot, as in the Python
+      // client (it is a rename within the repo folder).
+      if (::rename(blob_path(file).c_str(), snapshot_file(file).c_str()) != 0)
+        util::throw_file_error("cannot publish", snapshot_file(file), errno);
+    } else {
+      std::move(partial).commit(snapshot_file(file));
+    }
+    published_.record(record_key(file), file.etag(), snapshot_file(file));
+    remove_leftovers(file);
   }
 
  private:
   std::filesystem::path blob_path(const RemoteFile& file) const { return repo_dir_ / "blobs" / file.etag(); }
+  std::filesystem::path snapshot_file(const RemoteFile& file) const { return snapshot_path() / file.path; }
+  // The record holds every commit's copies: keyed by their path in the repo folder.
+  std::string record_key(const RemoteFile& file) const { return "snapshots/" + commit_ + "/" + file.path; }
+
+  bool holds_checked_copy(const RemoteFile& file) const {
+    return published_.vouches_for(record_key(file), file.etag(), snapshot_file(file));
+  }
+
+  // Points the snapshot file at its blob; false (nothing changed) where this run writes real files: by
+  // request, because the repo folder refused a probe link, or because this link was refused.
+  bool link_to_blob(const RemoteFile& file) {
+    if (!symlinks_in_use()) return false;
+    std::string target;
+    const auto depth = static_cast<std::size_t>(std::count(file.path.begin(), file.path.end(), '/'));
+    for (std::size_t i = 0; i < depth + 2; ++i) target += "../";
+    target += "blobs/" + file.etag();
+    if (replace_symlink(snapshot_file(file), target)) return true;
+    use_real_files();
+    return false;
+  }
+
+  bool symlinks_in_use() {
+    if (!real_files_) {
+      std::call_once(probe_once_, [this] {
+        create_directories_within(cache_dir_, std::filesystem::path(cache_folder_name(repo_)) / "hfget");
+        if (!symlinks_supported_in(repo_dir_ / "hfget")) use_real_files();
+      });
+    }
+    return !real_files_;
+  }
+
+  void use_real_files() {
+    if (!real_files_.exchange(true)) {
+      spdlog::info(
+          "{} does not support symlinks: snapshot files are written as real files, as huggingface_hub "
+          "does there",
+          repo_dir_.string());
+    }
+  }
 
   std::filesystem::path cache_dir_;
   RepoId repo_;
   std::string commit_;
   std::filesystem::path repo_dir_;
+  PublishedFiles published_;
+  std::atomic<bool> real_files_;
+  std::once_flag probe_once_;
 };
 
 }  // namespace
@@ -184,8 +271,9 @@ PartialFile Layout::open_own_partial(const RemoteFile& file) {
   return open_private_partial(shared_name, leftovers_.may_have_leftovers(shared_name));
 }
 
-std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit) {
-  return std::make_unique<CacheLayout>(std::move(cache_dir), std::move(repo), std::move(commit));
+std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit,
+                                          SnapshotFiles snapshot_files) {
+  return std::make_unique<CacheLayout>(std::move(cache_dir), std::move(repo), std::move(commit), snapshot_files);
 }
 
 std::optional<std::string> recorded_commit_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo,
