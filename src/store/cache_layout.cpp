@@ -50,6 +50,19 @@ bool regular_file_has_size(const std::filesystem::path& path, std::uint64_t size
   return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && static_cast<std::uint64_t>(info.st_size) == size;
 }
 
+// True when every folder on the way from `root` to root/relative is a real folder, not a symlink. A file
+// that is copied (and so made readable in the snapshot) must be one of the cache's own, not one a symlinked
+// folder leads to.
+bool reached_without_symlinks(const std::filesystem::path& root, const std::filesystem::path& relative) {
+  std::filesystem::path current = root;
+  for (const std::filesystem::path& folder : relative.parent_path()) {
+    current /= folder;
+    struct stat info {};
+    if (::lstat(current.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return false;
+  }
+  return true;
+}
+
 // Replaces whatever is at `link` with a symlink to `target`, atomically (symlink to a temporary name, then
 // rename over), so a reader never sees the path missing. False, with nothing changed, when the filesystem
 // refuses symlinks.
@@ -108,9 +121,12 @@ class CacheLayout final : public Layout {
                           DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 
-  // Either form is complete, whichever this run writes: a copy hfget checked, or the blob.
+  // Either form is complete, whichever this run writes: a copy hfget checked, or the blob. So is a checked
+  // copy of the same bytes in another snapshot (or at another path), which link_existing copies: where the
+  // Python client moved a blob into a snapshot it downloads it again for the next commit; hfget does not.
   bool is_complete(const RemoteFile& file) const override {
-    return holds_checked_copy(file) || regular_file_has_size(blob_path(file), file.size);
+    return holds_checked_copy(file) || regular_file_has_size(blob_path(file), file.size) ||
+           checked_copy_elsewhere(file).has_value();
   }
 
   // A copy in the snapshot that no record vouches for (the Python client's, or one published just before a
@@ -126,9 +142,20 @@ class CacheLayout final : public Layout {
     remove_leftovers(file);
     if (holds_checked_copy(file)) return;
     create_directories_within(snapshot_path(), std::filesystem::path(file.path).parent_path());
-    if (link_to_blob(file)) return;
+    std::filesystem::path source = blob_path(file);
+    if (regular_file_has_size(source, file.size)) {
+      if (link_to_blob(file)) return;
+      if (!reached_without_symlinks(repo_dir_, std::filesystem::path("blobs") / file.etag())) {
+        throw Error(ErrorCode::kInternal,
+                    fmt::format("{}: '{}' is a symlink; refusing to copy through it", file.path,
+                                (repo_dir_ / "blobs").string()),
+                    repo_dir_ / "blobs");
+      }
+    } else if (std::optional<std::filesystem::path> copy = checked_copy_elsewhere(file)) {
+      source = std::move(*copy);
+    }
     // No symlinks: the blob stays where it is (other snapshots may link to it), the snapshot gets a copy.
-    copy_file_atomically(blob_path(file), snapshot_file(file));
+    copy_file_atomically(source, snapshot_file(file));
     published_.record(record_key(file), file.etag(), snapshot_file(file));
   }
 
@@ -177,6 +204,19 @@ class CacheLayout final : public Layout {
 
   bool holds_checked_copy(const RemoteFile& file) const {
     return published_.vouches_for(record_key(file), file.etag(), snapshot_file(file));
+  }
+
+  // Only a key of the form snapshots/<...> reached through real folders: the record is a file in the cache,
+  // which whoever can write the cache can write, and a copy must never read from outside it.
+  std::optional<std::filesystem::path> checked_copy_elsewhere(const RemoteFile& file) const {
+    for (const std::string& key : published_.paths_with_etag(file.etag())) {
+      if (key == record_key(file) || !key.starts_with("snapshots/") || unsafe_path_reason(key) ||
+          !reached_without_symlinks(repo_dir_, key)) {
+        continue;
+      }
+      if (published_.vouches_for(key, file.etag(), repo_dir_ / key)) return repo_dir_ / key;
+    }
+    return std::nullopt;
   }
 
   // Points the snapshot file at its blob; false (nothing changed) where this run writes real files: by

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "store/layout.hpp"
+#include "store/published_files.hpp"
 #include "store/symlink_support.hpp"
 #include "support/temp_dir.hpp"
 
@@ -164,6 +165,38 @@ TEST_F(CacheWithoutSymlinksTest, ASymlinkIsNeverAdoptedAsACopy) {
   std::filesystem::create_directories(snapshot() / "x" / "y");
   std::filesystem::create_symlink(cache_ / "elsewhere", snapshot() / "x" / "y" / "a.bin");
   EXPECT_FALSE(layout(SnapshotFiles::kRealFiles)->adopt_unrecorded(weights_, std::stop_token()));
+}
+
+TEST_F(CacheWithoutSymlinksTest, ACheckedCopyInAnotherSnapshotIsCopiedInsteadOfDownloaded) {
+  publish(*layout(SnapshotFiles::kRealFiles), weights_, "abc");
+  const std::unique_ptr<Layout> other = layout(SnapshotFiles::kRealFiles, kOtherCommit);
+  ASSERT_TRUE(other->is_complete(weights_));
+  other->link_existing(weights_);
+  ASSERT_TRUE(is_real_file(snapshot(kOtherCommit) / "x" / "y" / "a.bin"));
+  EXPECT_EQ(read_file(snapshot(kOtherCommit) / "x" / "y" / "a.bin"), "abc");
+  EXPECT_TRUE(layout(SnapshotFiles::kRealFiles, kOtherCommit)->is_complete(weights_));  // recorded in turn
+  EXPECT_TRUE(std::filesystem::is_empty(repo_dir() / "blobs"));
+}
+
+TEST_F(CacheWithoutSymlinksTest, AChangedCopyInAnotherSnapshotIsNotASource) {
+  publish(*layout(SnapshotFiles::kRealFiles), weights_, "abc");
+  write_file(cache_ / "edited", "abd");
+  std::filesystem::rename(cache_ / "edited", snapshot() / "x" / "y" / "a.bin");
+  EXPECT_FALSE(layout(SnapshotFiles::kRealFiles, kOtherCommit)->is_complete(weights_));
+}
+
+TEST_F(CacheWithoutSymlinksTest, ARecordNamingAFileOutsideTheSnapshotsIsNeverASource) {
+  // Whoever can write the cache can write the record: a line vouching for a file outside the cache (its
+  // identity read with stat, which needs no read permission) must not get that file copied into a snapshot.
+  layout(SnapshotFiles::kRealFiles);
+  write_file(cache_ / "outside" / "secret", "abc");
+  std::filesystem::create_directories(snapshot());
+  std::filesystem::create_directory_symlink(cache_ / "outside", snapshot() / "escape");
+  PublishedFiles record(repo_dir() / "hfget");
+  record.record("snapshots/../../outside/secret", weights_.etag(), cache_ / "outside" / "secret");
+  record.record("snapshots/" + kCommit + "/escape/secret", weights_.etag(), cache_ / "outside" / "secret");
+  record.record("outside/secret", weights_.etag(), cache_ / "outside" / "secret");
+  EXPECT_FALSE(layout(SnapshotFiles::kRealFiles, kOtherCommit)->is_complete(weights_));
 }
 
 TEST(SymlinkSupport, AnOrdinaryFolderSupportsSymlinksAndTheProbeLeavesNothing) {
