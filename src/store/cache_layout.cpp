@@ -63,6 +63,12 @@ bool reached_without_symlinks(const std::filesystem::path& root, const std::file
   return true;
 }
 
+bool same_filesystem(const std::filesystem::path& a, const std::filesystem::path& b) {
+  struct stat first {};
+  struct stat second {};
+  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev;
+}
+
 // Replaces whatever is at `link` with a symlink to `target`, atomically (symlink to a temporary name, then
 // rename over), so a reader never sees the path missing. False, with nothing changed, when the filesystem
 // refuses symlinks.
@@ -185,12 +191,13 @@ class CacheLayout final : public Layout {
         remove_leftovers(file);
         return;
       }
-      // The filesystem refused the link after all: the new blob moves into the snapshot, as in the Python
-      // client (it is a rename within the repo folder).
-      if (::rename(blob_path(file).c_str(), snapshot_file(file).c_str()) != 0)
-        util::throw_file_error("cannot publish", snapshot_file(file), errno);
-    } else {
+      // The snapshot folder refused the link after all: the new blob moves into it, as in the Python client.
+      move_blob_into_snapshot(file);
+    } else if (same_filesystem(partial.path().parent_path(), snapshot_file(file).parent_path())) {
       std::move(partial).commit(snapshot_file(file));
+    } else {
+      std::move(partial).commit(blob_path(file));
+      move_blob_into_snapshot(file);
     }
     published_.record(record_key(file), file.etag(), snapshot_file(file));
     remove_leftovers(file);
@@ -201,6 +208,15 @@ class CacheLayout final : public Layout {
   std::filesystem::path snapshot_file(const RemoteFile& file) const { return snapshot_path() / file.path; }
   // The record holds every commit's copies: keyed by their path in the repo folder.
   std::string record_key(const RemoteFile& file) const { return "snapshots/" + commit_ + "/" + file.path; }
+
+  // A rename within the repo folder; where snapshots/ is another mount than blobs/ (EXDEV), a copy and then
+  // the blob removed, as Python's shutil.move does.
+  void move_blob_into_snapshot(const RemoteFile& file) {
+    if (::rename(blob_path(file).c_str(), snapshot_file(file).c_str()) == 0) return;
+    if (errno != EXDEV) util::throw_file_error("cannot publish", snapshot_file(file), errno);
+    copy_file_atomically(blob_path(file), snapshot_file(file));
+    ::unlink(blob_path(file).c_str());
+  }
 
   bool holds_checked_copy(const RemoteFile& file) const {
     return published_.vouches_for(record_key(file), file.etag(), snapshot_file(file));

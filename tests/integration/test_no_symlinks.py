@@ -325,6 +325,30 @@ class ExfatFilesystemTest(NoSymlinksChecks, NoSymlinksTestBase):
         with self.assertRaises(OSError):
             os.symlink("target", self.mount_point / "probe")
 
+    def check_snapshots_on_another_filesystem(self, env: dict) -> None:
+        # The cache on a filesystem with symlinks, its snapshots/ folder a mount of the exFAT image: blobs/
+        # (the partial files) and the snapshots are different filesystems, so a file cannot be renamed from
+        # one to the other (EXDEV); it is copied and its blob removed.
+        cache = self.hub.new_dir("cache")
+        snapshots = cache / repo_folder_name(REPO) / "snapshots"
+        snapshots.mkdir(parents=True)
+        bound = _run(["mount", "--bind", str(self.cache_root()), str(snapshots)])
+        if bound.returncode != 0:
+            self.skipTest(f"cannot bind-mount a folder of the image: {bound.stderr.strip()}")
+        self.addCleanup(_run, ["umount", str(snapshots)])
+        first = self.download(cache, env=env)
+        self.assertRealFileSnapshot(cache, self.main_commit, self.main_source)
+        self.hub.reset_logs()
+        self.download(cache, home=first.home, env=env)
+        self.assertEqual(self.file_requests(), [], "a rerun finds every file complete")
+
+    def test_snapshots_on_another_filesystem_that_refuses_the_links(self):
+        # hfget's probe (in hfget/, beside blobs/) finds symlinks; the first link into snapshots/ is refused.
+        self.check_snapshots_on_another_filesystem({})
+
+    def test_snapshots_on_another_filesystem_with_the_variable(self):
+        self.check_snapshots_on_another_filesystem(NO_SYMLINKS)
+
 
 if __name__ == "__main__":
     unittest.main()
