@@ -38,7 +38,8 @@ struct DownloadOptions {
   std::uint64_t chunk_bytes = 0;  // 0: adaptive (4–64 MiB); larger missing ranges are cut into chunks
   bool dry_run = false;
   bool offline = false;
-  int max_attempts = 8;  // per file, counted since the last progress
+  bool symlinks_disabled = false;  // the cache's snapshot files are real files (HF_HUB_DISABLE_SYMLINKS)
+  int max_attempts = 8;            // per file, counted since the last progress
   std::chrono::seconds stall_timeout{60};
   std::uint64_t speed_limit = 1024;          // bytes/s averaged over stall_timeout, else the transfer is retried
   std::chrono::seconds retry_max_time{600};  // per file or Hub request without progress, waits included; 0: none

@@ -20,6 +20,7 @@ struct HubEnvironment {
   Secret token;                         // HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file
   bool offline = false;                 // HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE)
   bool progress_bars_disabled = false;  // HF_HUB_DISABLE_PROGRESS_BARS
+  bool symlinks_disabled = false;       // HF_HUB_DISABLE_SYMLINKS: cache snapshots hold real files, not links
   std::optional<std::filesystem::path> ca_bundle;  // CURL_CA_BUNDLE, else SSL_CERT_FILE
   std::optional<std::filesystem::path> ca_path;    // SSL_CERT_DIR
   /// HFGET_RETRY_BASE_MS, test-only: the first backoff delay (default 1 s); the test suite shortens it.

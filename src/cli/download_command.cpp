@@ -93,6 +93,7 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   }
   options.dry_run = flags.dry_run;
   options.offline = env.offline;
+  options.symlinks_disabled = env.symlinks_disabled;
   if (flags.retries < 0 || flags.retries > 100) throw Error(ErrorCode::kUsage, "--retries must be between 0 and 100");
   options.max_attempts = flags.retries + 1;
   if (flags.stall_timeout_seconds < 1) throw Error(ErrorCode::kUsage, "--stall-timeout must be at least 1 second");

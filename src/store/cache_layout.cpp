@@ -3,19 +3,33 @@
 // symlinks to them (one extra "../" per sub-folder), refs/<revision> holds the bare commit with no newline
 // (the Python client reads it without strip). Our resumable partials are blobs/<etag>.hfget-partial: the
 // Python client neither resumes nor prunes that name (`hf cache prune` deletes blobs/*.incomplete).
+//
+// Where the filesystem refuses symlinks (FAT, exFAT, many SMB shares) or HF_HUB_DISABLE_SYMLINKS is set,
+// snapshot files are real files, laid out as huggingface_hub's _create_symlink lays them: a blob downloaded
+// now is moved into the snapshot (blobs/ keeps nothing of it), one already in blobs/ is copied. Both clients
+// then take a snapshot file that exists as complete. hfget does not take the Python client's word for a file
+// whose name, unlike a blob's, is not its hash: it keeps a record of the copies it checked
+// (hfget/published.jsonl, as in a local dir) and hashes once any copy the record does not vouch for.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <mutex>
 
 #include "hfget/error.hpp"
+#include "store/content_check.hpp"
 #include "store/download_record.hpp"
+#include "store/file_copy.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
+#include "store/published_files.hpp"
 #include "store/repo_path.hpp"
+#include "store/symlink_support.hpp"
 #include "store/tree_cache.hpp"
 #include "util/atomic_file.hpp"
 #include "util/read_text_file.hpp"
@@ -36,31 +50,56 @@ bool regular_file_has_size(const std::filesystem::path& path, std::uint64_t size
   return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && static_cast<std::uint64_t>(info.st_size) == size;
 }
 
+// True when every folder on the way from `root` to root/relative is a real folder, not a symlink. A file
+// that is copied (and so made readable in the snapshot) must be one of the cache's own, not one a symlinked
+// folder leads to.
+bool reached_without_symlinks(const std::filesystem::path& root, const std::filesystem::path& relative) {
+  std::filesystem::path current = root;
+  for (const std::filesystem::path& folder : relative.parent_path()) {
+    current /= folder;
+    struct stat info {};
+    if (::lstat(current.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return false;
+  }
+  return true;
+}
+
+bool same_filesystem(const std::filesystem::path& a, const std::filesystem::path& b) {
+  struct stat first {};
+  struct stat second {};
+  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev;
+}
+
 // Replaces whatever is at `link` with a symlink to `target`, atomically (symlink to a temporary name, then
-// rename over), so a reader never sees the path missing.
-void replace_symlink(const std::filesystem::path& link, const std::string& target) {
+// rename over), so a reader never sees the path missing. False, with nothing changed, when the filesystem
+// refuses symlinks.
+bool replace_symlink(const std::filesystem::path& link, const std::string& target) {
   char existing[4096];
   const ssize_t length = ::readlink(link.c_str(), existing, sizeof(existing));
-  if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return;
+  if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return true;
   const std::filesystem::path temporary =
       link.parent_path() /
       fmt::format(".{:08x}{}", static_cast<std::uint32_t>(util::thread_random()()), util::kTemporarySuffix);
-  if (::symlink(target.c_str(), temporary.c_str()) != 0)
+  if (::symlink(target.c_str(), temporary.c_str()) != 0) {
+    if (is_symlink_refusal(errno)) return false;
     util::throw_file_error("cannot create symlink", temporary, errno);
+  }
   if (::rename(temporary.c_str(), link.c_str()) != 0) {
     const int error = errno;
     ::unlink(temporary.c_str());
     util::throw_file_error("cannot create symlink", link, error);
   }
+  return true;
 }
 
 class CacheLayout final : public Layout {
  public:
-  CacheLayout(std::filesystem::path cache_dir, RepoId repo, std::string commit)
+  CacheLayout(std::filesystem::path cache_dir, RepoId repo, std::string commit, SnapshotFiles snapshot_files)
       : cache_dir_(std::move(cache_dir)),
         repo_(std::move(repo)),
         commit_(std::move(commit)),
-        repo_dir_(cache_dir_ / cache_folder_name(repo_)) {}
+        repo_dir_(cache_dir_ / cache_folder_name(repo_)),
+        published_(state_dir_in_cache(cache_dir_, repo_)),
+        real_files_(snapshot_files == SnapshotFiles::kRealFiles) {}
 
   std::filesystem::path snapshot_path() const override { return repo_dir_ / "snapshots" / commit_; }
 
@@ -88,17 +127,42 @@ class CacheLayout final : public Layout {
                           DownloadRecord{commit_, revision, selected_paths(selected)});
   }
 
-  bool is_complete(const RemoteFile& file) const override { return regular_file_has_size(blob_path(file), file.size); }
+  // Either form is complete, whichever this run writes: a copy hfget checked, or the blob. So is a checked
+  // copy of the same bytes in another snapshot (or at another path), which link_existing copies: where the
+  // Python client moved a blob into a snapshot it downloads it again for the next commit; hfget does not.
+  bool is_complete(const RemoteFile& file) const override {
+    return holds_checked_copy(file) || regular_file_has_size(blob_path(file), file.size) ||
+           checked_copy_elsewhere(file).has_value();
+  }
+
+  // A copy in the snapshot that no record vouches for (the Python client's, or one published just before a
+  // kill -9): hashed once, then recorded and kept as it is.
+  bool adopt_unrecorded(const RemoteFile& file, const std::stop_token& stop) override {
+    const std::filesystem::path copy = snapshot_file(file);
+    if (!holds_listed_content(copy, file, stop)) return false;
+    published_.record(record_key(file), file.etag(), copy);
+    return true;
+  }
 
   void link_existing(const RemoteFile& file) override {
     remove_leftovers(file);
-    const std::filesystem::path relative(file.path);
-    create_directories_within(snapshot_path(), relative.parent_path());
-    std::string target;
-    const auto depth = static_cast<std::size_t>(std::count(file.path.begin(), file.path.end(), '/'));
-    for (std::size_t i = 0; i < depth + 2; ++i) target += "../";
-    target += "blobs/" + file.etag();
-    replace_symlink(snapshot_path() / relative, target);
+    if (holds_checked_copy(file)) return;
+    create_directories_within(snapshot_path(), std::filesystem::path(file.path).parent_path());
+    std::filesystem::path source = blob_path(file);
+    if (regular_file_has_size(source, file.size)) {
+      if (link_to_blob(file)) return;
+      if (!reached_without_symlinks(repo_dir_, std::filesystem::path("blobs") / file.etag())) {
+        throw Error(ErrorCode::kInternal,
+                    fmt::format("{}: '{}' is a symlink; refusing to copy through it", file.path,
+                                (repo_dir_ / "blobs").string()),
+                    repo_dir_ / "blobs");
+      }
+    } else if (std::optional<std::filesystem::path> copy = checked_copy_elsewhere(file)) {
+      source = std::move(*copy);
+    }
+    // No symlinks: the blob stays where it is (other snapshots may link to it), the snapshot gets a copy.
+    copy_file_atomically(source, snapshot_file(file));
+    published_.record(record_key(file), file.etag(), snapshot_file(file));
   }
 
   std::filesystem::path partial_path(const RemoteFile& file) const override {
@@ -120,17 +184,96 @@ class CacheLayout final : public Layout {
   }
 
   void publish(const RemoteFile& file, PartialFile&& partial) override {
-    std::move(partial).commit(blob_path(file));
-    link_existing(file);
+    create_directories_within(snapshot_path(), std::filesystem::path(file.path).parent_path());
+    if (symlinks_in_use()) {
+      std::move(partial).commit(blob_path(file));
+      if (link_to_blob(file)) {
+        remove_leftovers(file);
+        return;
+      }
+      // The snapshot folder refused the link after all: the new blob moves into it, as in the Python client.
+      move_blob_into_snapshot(file);
+    } else if (same_filesystem(partial.path().parent_path(), snapshot_file(file).parent_path())) {
+      std::move(partial).commit(snapshot_file(file));
+    } else {
+      std::move(partial).commit(blob_path(file));
+      move_blob_into_snapshot(file);
+    }
+    published_.record(record_key(file), file.etag(), snapshot_file(file));
+    remove_leftovers(file);
   }
 
  private:
   std::filesystem::path blob_path(const RemoteFile& file) const { return repo_dir_ / "blobs" / file.etag(); }
+  std::filesystem::path snapshot_file(const RemoteFile& file) const { return snapshot_path() / file.path; }
+  // The record holds every commit's copies: keyed by their path in the repo folder.
+  std::string record_key(const RemoteFile& file) const { return "snapshots/" + commit_ + "/" + file.path; }
+
+  // A rename within the repo folder; where snapshots/ is another mount than blobs/ (EXDEV), a copy and then
+  // the blob removed, as Python's shutil.move does.
+  void move_blob_into_snapshot(const RemoteFile& file) {
+    if (::rename(blob_path(file).c_str(), snapshot_file(file).c_str()) == 0) return;
+    if (errno != EXDEV) util::throw_file_error("cannot publish", snapshot_file(file), errno);
+    copy_file_atomically(blob_path(file), snapshot_file(file));
+    ::unlink(blob_path(file).c_str());
+  }
+
+  bool holds_checked_copy(const RemoteFile& file) const {
+    return published_.vouches_for(record_key(file), file.etag(), snapshot_file(file));
+  }
+
+  // Only a key of the form snapshots/<...> reached through real folders: the record is a file in the cache,
+  // which whoever can write the cache can write, and a copy must never read from outside it.
+  std::optional<std::filesystem::path> checked_copy_elsewhere(const RemoteFile& file) const {
+    for (const std::string& key : published_.paths_with_etag(file.etag())) {
+      if (key == record_key(file) || !key.starts_with("snapshots/") || unsafe_path_reason(key) ||
+          !reached_without_symlinks(repo_dir_, key)) {
+        continue;
+      }
+      if (published_.vouches_for(key, file.etag(), repo_dir_ / key)) return repo_dir_ / key;
+    }
+    return std::nullopt;
+  }
+
+  // Points the snapshot file at its blob; false (nothing changed) where this run writes real files: by
+  // request, because the repo folder refused a probe link, or because this link was refused.
+  bool link_to_blob(const RemoteFile& file) {
+    if (!symlinks_in_use()) return false;
+    std::string target;
+    const auto depth = static_cast<std::size_t>(std::count(file.path.begin(), file.path.end(), '/'));
+    for (std::size_t i = 0; i < depth + 2; ++i) target += "../";
+    target += "blobs/" + file.etag();
+    if (replace_symlink(snapshot_file(file), target)) return true;
+    use_real_files();
+    return false;
+  }
+
+  bool symlinks_in_use() {
+    if (!real_files_) {
+      std::call_once(probe_once_, [this] {
+        create_directories_within(cache_dir_, std::filesystem::path(cache_folder_name(repo_)) / "hfget");
+        if (!symlinks_supported_in(repo_dir_ / "hfget")) use_real_files();
+      });
+    }
+    return !real_files_;
+  }
+
+  void use_real_files() {
+    if (!real_files_.exchange(true)) {
+      spdlog::info(
+          "{} does not support symlinks: snapshot files are written as real files, as huggingface_hub "
+          "does there",
+          repo_dir_.string());
+    }
+  }
 
   std::filesystem::path cache_dir_;
   RepoId repo_;
   std::string commit_;
   std::filesystem::path repo_dir_;
+  PublishedFiles published_;
+  std::atomic<bool> real_files_;
+  std::once_flag probe_once_;
 };
 
 }  // namespace
@@ -184,8 +327,9 @@ PartialFile Layout::open_own_partial(const RemoteFile& file) {
   return open_private_partial(shared_name, leftovers_.may_have_leftovers(shared_name));
 }
 
-std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit) {
-  return std::make_unique<CacheLayout>(std::move(cache_dir), std::move(repo), std::move(commit));
+std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit,
+                                          SnapshotFiles snapshot_files) {
+  return std::make_unique<CacheLayout>(std::move(cache_dir), std::move(repo), std::move(commit), snapshot_files);
 }
 
 std::optional<std::string> recorded_commit_in_cache(const std::filesystem::path& cache_dir, const RepoId& repo,

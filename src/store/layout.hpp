@@ -68,7 +68,14 @@ class Layout {
   mutable LeftoverIndex leftovers_;  // one listing per folder per run
 };
 
-std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit);
+/// How a cache snapshot's files hold their bytes. kSymlinksWhereSupported: relative symlinks into blobs/,
+/// unless the repo folder refuses symlinks (probed once, as huggingface_hub's are_symlinks_supported does),
+/// then real files. kRealFiles: real files always (HF_HUB_DISABLE_SYMLINKS). Real files are laid out as
+/// huggingface_hub does: a new download is moved into the snapshot, a blob already in blobs/ is copied.
+enum class SnapshotFiles { kSymlinksWhereSupported, kRealFiles };
+
+std::unique_ptr<Layout> make_cache_layout(std::filesystem::path cache_dir, RepoId repo, std::string commit,
+                                          SnapshotFiles snapshot_files = SnapshotFiles::kSymlinksWhereSupported);
 std::unique_ptr<Layout> make_local_dir_layout(std::filesystem::path local_dir, std::string commit);
 
 /// The commit an earlier download recorded for `revision`, for offline mode: refs/<revision> in the cache;

@@ -11,11 +11,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "crypto/content_hasher.hpp"
 #include "hfget/error.hpp"
+#include "store/content_check.hpp"
 #include "store/download_metadata.hpp"
 #include "store/download_record.hpp"
-#include "store/file_reads.hpp"
 #include "store/layout.hpp"
 #include "store/partial_claim.hpp"
 #include "store/published_files.hpp"
@@ -79,24 +78,8 @@ class LocalDirLayout final : public Layout {
   }
 
   bool adopt_unrecorded(const RemoteFile& file, const std::stop_token& stop) override {
-    struct stat info {};
     const std::filesystem::path final_path = root_ / file.path;
-    if (::lstat(final_path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
-        static_cast<std::uint64_t>(info.st_size) != file.size) {
-      return false;
-    }
-    crypto::ContentHasher hasher(file);
-    try {
-      read_file(final_path, [&](std::span<const std::byte> bytes) {
-        if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
-        hasher.update(bytes);
-      });
-    } catch (const Error& error) {
-      // Shrunk while read (someone else is rewriting it): not a copy to adopt; downloading replaces it.
-      if (error.code() != ErrorCode::kVerificationFailed) throw;
-      return false;
-    }
-    if (hasher.finish_hex() != hasher.expected()) return false;
+    if (!holds_listed_content(final_path, file, stop)) return false;
     write_metadata(file);
     published_.record(file.path, file.etag(), final_path);
     return true;

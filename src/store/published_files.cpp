@@ -80,6 +80,15 @@ bool PublishedFiles::vouches_for(const std::string& repo_path, const std::string
   return identity && *identity == entry->second.identity;
 }
 
+std::vector<std::string> PublishedFiles::paths_with_etag(const std::string& etag) const {
+  const std::lock_guard lock(mutex_);
+  std::vector<std::string> paths;
+  for (const auto& [path, entry] : entries_) {
+    if (entry.etag == etag) paths.push_back(path);
+  }
+  return paths;
+}
+
 void PublishedFiles::record(const std::string& repo_path, const std::string& etag, const std::filesystem::path& file) {
   const std::optional<FileIdentity> identity = FileIdentity::of(file);
   if (!identity) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hfget::store {
 
@@ -40,6 +41,9 @@ class PublishedFiles {
 
   /// True when `file` is, unchanged, the file hfget checked for `repo_path` with this etag.
   bool vouches_for(const std::string& repo_path, const std::string& etag, const std::filesystem::path& file) const;
+  /// The recorded paths whose last record names `etag` (whether their files are still unchanged is for
+  /// vouches_for to say), sorted.
+  std::vector<std::string> paths_with_etag(const std::string& etag) const;
   /// Records `file` as checked for `repo_path` and `etag`. Throws Error when the record cannot be written.
   void record(const std::string& repo_path, const std::string& etag, const std::filesystem::path& file);
 

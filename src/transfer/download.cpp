@@ -43,7 +43,9 @@ hub::HubClientSettings hub_settings(const DownloadOptions& options) {
 
 std::unique_ptr<store::Layout> open_layout(const DownloadOptions& options, const std::string& commit) {
   if (options.local_dir) return store::make_local_dir_layout(*options.local_dir, commit);
-  return store::make_cache_layout(options.cache_dir, options.repo, commit);
+  return store::make_cache_layout(
+      options.cache_dir, options.repo, commit,
+      options.symlinks_disabled ? store::SnapshotFiles::kRealFiles : store::SnapshotFiles::kSymlinksWhereSupported);
 }
 
 std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& selected, const store::Layout& layout) {

@@ -168,6 +168,21 @@ class HfgetToNpmTest(HubJsTestCase):
         self.assertSucceeded(self.hub.run_hfget(["verify", REPO, "--cache-dir", cache], home=first.home))
 
 
+    def test_npm_snapshot_download_finds_hfget_copies_in_a_cache_without_symlinks(self):
+        # HF_HUB_DISABLE_SYMLINKS=1: real files in the snapshot, nothing in blobs/ (docs/layout.md). The npm
+        # client, like huggingface_hub, takes a snapshot file that exists as downloaded.
+        cache = self.hub.new_dir("cache")
+        self.assertSucceeded(self.hub.run_hfget(["download", REPO, "--cache-dir", cache],
+                                                env={"HF_HUB_DISABLE_SYMLINKS": "1"}))
+        commit = self.hub.commit(REPO)
+        snapshot_dir = cache / repo_folder_name(REPO) / "snapshots" / commit
+        self.assertFalse(any((snapshot_dir / p).is_symlink() for p in source_files(self.source)))
+        self.hub.reset_logs()
+        self.assertEqual(self.npm_download(REPO, cache), str(snapshot_dir))
+        self.assertNoFileFetched("npm snapshotDownload on hfget's cache without symlinks")
+        self.assertEqual(files_under(cache / repo_folder_name(REPO) / "blobs"), [])
+
+
 class NpmToHfgetTest(HubJsTestCase):
     """The npm client writes the cache; hfget reads it as its own."""
 

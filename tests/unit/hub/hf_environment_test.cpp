@@ -28,10 +28,10 @@ TEST(CleanToken, RemovesLineBreaksAnywhereAndStripsSurroundingWhitespace) {
 class HubEnvironmentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name :
-         {"HF_HOME", "XDG_CACHE_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ENDPOINT", "HF_TOKEN",
-          "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
-          "HF_HUB_DISABLE_PROGRESS_BARS", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"}) {
+    for (const char* name : {"HF_HOME", "XDG_CACHE_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ENDPOINT",
+                             "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE",
+                             "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_SYMLINKS",
+                             "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"}) {
       env_.unset(name);
     }
     env_.set("HOME", home_.path().string());
@@ -162,6 +162,22 @@ TEST_F(HubEnvironmentTest, OfflineAlsoFollowsTransformersOffline) {
 TEST_F(HubEnvironmentTest, ProgressBarsCanBeDisabled) {
   env_.set("HF_HUB_DISABLE_PROGRESS_BARS", "1");
   EXPECT_TRUE(HubEnvironment::from_process_environment().progress_bars_disabled);
+}
+
+TEST_F(HubEnvironmentTest, SymlinksCanBeDisabledWithTheTruthyValues) {
+  EXPECT_FALSE(HubEnvironment::from_process_environment().symlinks_disabled);
+  for (const char* truthy : {"1", "ON", "yes", "True"}) {
+    env_.set("HF_HUB_DISABLE_SYMLINKS", truthy);
+    EXPECT_TRUE(HubEnvironment::from_process_environment().symlinks_disabled) << truthy;
+  }
+  for (const char* falsy : {"0", "", "false"}) {
+    env_.set("HF_HUB_DISABLE_SYMLINKS", falsy);
+    EXPECT_FALSE(HubEnvironment::from_process_environment().symlinks_disabled) << falsy;
+  }
+  // Only silences the Python client's warning; it does not disable anything.
+  env_.unset("HF_HUB_DISABLE_SYMLINKS");
+  env_.set("HF_HUB_DISABLE_SYMLINKS_WARNING", "1");
+  EXPECT_FALSE(HubEnvironment::from_process_environment().symlinks_disabled);
 }
 
 TEST_F(HubEnvironmentTest, CaBundlePrefersCurlCaBundle) {

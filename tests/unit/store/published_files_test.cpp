@@ -51,6 +51,19 @@ TEST(PublishedFiles, ARewrittenOrReplacedFileIsNotVouchedFor) {
   EXPECT_FALSE(PublishedFiles(dir.path()).vouches_for("a.bin", "etag-a", dir / "a.bin"));
 }
 
+TEST(PublishedFiles, FindsThePathsWhoseLastRecordNamesAnEtag) {
+  const TempDir dir;
+  write(dir / "a.bin", "bytes");
+  PublishedFiles(dir.path()).record("b/copy.bin", "etag-a", dir / "a.bin");
+  PublishedFiles(dir.path()).record("a.bin", "etag-a", dir / "a.bin");
+  PublishedFiles(dir.path()).record("moved-on.bin", "etag-a", dir / "a.bin");
+  PublishedFiles(dir.path()).record("moved-on.bin", "etag-b", dir / "a.bin");
+  const PublishedFiles published(dir.path());
+  EXPECT_EQ(published.paths_with_etag("etag-a"), (std::vector<std::string>{"a.bin", "b/copy.bin"}));
+  EXPECT_EQ(published.paths_with_etag("etag-b"), std::vector<std::string>{"moved-on.bin"});
+  EXPECT_TRUE(published.paths_with_etag("etag-c").empty());
+}
+
 TEST(PublishedFiles, TheLastLineOfAPathWinsAndBrokenLinesAreIgnored) {
   const TempDir dir;
   write(dir / "a.bin", "bytes");
