@@ -47,7 +47,12 @@ int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   options.revision = flags.revision;
   options.online = flags.online;
   // The same endpoint, token and CAs as download and ls: a private CA must not work for one and not the other.
-  HubAccess access = hub_access(HubFlags{flags.repo_type, flags.endpoint, flags.token, flags.ca_bundle}, env);
+  HubFlags hub_flags;
+  hub_flags.repo_type = flags.repo_type;
+  hub_flags.endpoint = flags.endpoint;
+  hub_flags.token = flags.token;
+  hub_flags.ca_bundle = flags.ca_bundle;
+  HubAccess access = hub_access(hub_flags, env);
   options.endpoint = std::move(access.endpoint);
   options.endpoint_origin = std::move(access.endpoint_origin);
   options.token = std::move(access.token);
