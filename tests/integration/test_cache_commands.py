@@ -86,6 +86,13 @@ class CacheCommandsTest(HfgetTestCase):
         state.update({f"sibling/{path}": entry for path, entry in tree_state(sibling).items()})
         return state
 
+    def assertSaysOnlyWhatWouldGo(self, result) -> None:
+        """A run that removed nothing (--dry-run, no --yes on a pipe) says what *would* go, never that it went."""
+        lines = [line.removeprefix("[dry-run] ") for line in result.stdout.splitlines()]
+        self.assertTrue(lines and lines[0].startswith("would remove "), result.describe())
+        for line in lines:
+            self.assertNotRegex(line, r"^(remove|removed|keep) |\bremoved:|\bfreed\b", result.describe())
+
     @staticmethod
     def distinct_size(files: dict) -> int:
         return sum({f.etag: f.size for f in files.values()}.values())
@@ -198,6 +205,8 @@ class CacheCommandsTest(HfgetTestCase):
         self.assertExit(refused, EXIT_USAGE)
         self.assertIn("--yes", refused.stderr)
         self.assertTrue((cache / repo_folder_name(REPO)).is_dir(), "no --yes on a pipe removes nothing")
+        self.assertSaysOnlyWhatWouldGo(refused)
+        self.assertSaysOnlyWhatWouldGo(dry)
 
         result = self.hub.run_hfget(["cache", "rm", REPO, "--cache-dir", cache, "--yes"])
         self.assertSucceeded(result)
@@ -240,6 +249,9 @@ class CacheCommandsTest(HfgetTestCase):
         (local_dir / "my-notes.txt").write_text("mine")
         untouched = tree_state(sibling)
 
+        refused = self.hub.run_hfget(["rm", "--local-dir", local_dir])
+        self.assertExit(refused, EXIT_USAGE)
+        self.assertSaysOnlyWhatWouldGo(refused)
         result = self.hub.run_hfget(["rm", "--local-dir", local_dir, "--yes"])
         self.assertSucceeded(result)
         self.assertEqual(files_under(local_dir), ["my-notes.txt"], "only the file hfget did not write is left")
