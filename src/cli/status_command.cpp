@@ -5,7 +5,6 @@
 #include "cli/status_command.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -14,6 +13,7 @@
 #include "cli/hub_options.hpp"
 #include "cli/progress_views.hpp"
 #include "cli/state_file.hpp"
+#include "cli/stderr_progress.hpp"
 #include "cli/target.hpp"
 #include "hfget/error.hpp"
 #include "util/byte_size.hpp"
@@ -194,78 +194,45 @@ int run_status(const TargetFlags& flags) {
   return seen.phase == Phase::kNone ? kExitNoDownload : kExitSuccess;
 }
 
-// wait's progress on stderr while the download runs: on a terminal one line redrawn in place, otherwise a
-// timestamped line every --progress-interval (as download's log lines), so that a long wait in a deploy log
-// shows it is not stuck. stdout stays empty.
-class WaitProgress {
- public:
-  WaitProgress(bool quiet, std::chrono::seconds interval)
-      : quiet_(quiet), terminal_(::isatty(STDERR_FILENO) == 1), interval_(interval) {}
-  WaitProgress(const WaitProgress&) = delete;
-  WaitProgress& operator=(const WaitProgress&) = delete;
-  ~WaitProgress() { end_line(); }
-
-  void show(const Observation& seen) {
-    if (quiet_ || seen.phase != Phase::kRunning || !seen.state) return;
-    const auto now = std::chrono::steady_clock::now();
-    const ProgressSnapshot snapshot = snapshot_of(seen.state->fields);
-    const std::string in_flight = in_flight_summary(snapshot, kNamedInFlightInWait);
-    const std::string line = fmt::format("waiting for PID {}: {}{}{}", seen.state->pid, status_line(snapshot),
-                                         in_flight.empty() ? "" : "  ", in_flight);
-    if (terminal_) {
-      std::fputs(fmt::format("\r\x1b[K{}", line).c_str(), stderr);
-      open_line_ = true;
-    } else if (!last_line_ || now - *last_line_ >= interval_) {
-      if (last_line_) std::fputs(fmt::format("{} {}\n", utc_timestamp(), line).c_str(), stderr);
-      last_line_ = now;  // the first line after one interval: a short wait prints nothing
-    }
-    std::fflush(stderr);
-  }
-  void end_line() {
-    if (!open_line_) return;
-    std::fputs("\r\x1b[K", stderr);
-    std::fflush(stderr);
-    open_line_ = false;
-  }
-
- private:
-  bool quiet_;
-  bool terminal_;
-  std::chrono::seconds interval_;
-  bool open_line_ = false;
-  std::optional<std::chrono::steady_clock::time_point> last_line_;
-};
+// wait's progress while the download runs (cli/stderr_progress.hpp): the download's status line, as its
+// state record has it.
+std::string wait_line(const Observation& seen) {
+  const ProgressSnapshot snapshot = snapshot_of(seen.state->fields);
+  const std::string in_flight = in_flight_summary(snapshot, kNamedInFlightInWait);
+  return fmt::format("waiting for PID {}: {}{}{}", seen.state->pid, status_line(snapshot),
+                     in_flight.empty() ? "" : "  ", in_flight);
+}
 
 int run_wait(const TargetFlags& flags, const RunContext& context) {
   const std::filesystem::path state_dir = state_dir_from(flags);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(flags.timeout_seconds);
-  WaitProgress progress(flags.quiet, std::chrono::seconds(flags.progress_interval_seconds));
+  StderrProgress progress(flags.quiet, std::chrono::seconds(flags.progress_interval_seconds));
   while (true) {
     const Observation seen = observe(state_dir);
     switch (seen.phase) {
       case Phase::kNone:
-        progress.end_line();
+        progress.clear();
         std::fputs("hfget: no hfget download has run into this target\n", stderr);
         return kExitNoDownload;
       case Phase::kDied:
-        progress.end_line();
+        progress.clear();
         std::fputs(("hfget: " + describe(seen)).c_str(), stderr);
         return exit_code_for(ErrorCode::kInternal);
       case Phase::kEnded:
-        progress.end_line();
+        progress.clear();
         if (!flags.quiet) std::fputs(describe(seen).c_str(), stderr);
         return seen.state->exit_code.value_or(seen.state->state == "done" ? 0 : 1);
       case Phase::kStarting:
       case Phase::kRunning: break;
     }
-    progress.show(seen);
+    if (seen.phase == Phase::kRunning && seen.state) progress.show(wait_line(seen));
     if (flags.timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) {
-      progress.end_line();
+      progress.clear();
       std::fputs("hfget: timed out waiting; the download goes on\n", stderr);
       return kExitWaitTimedOut;
     }
     if (!util::sleep_unless_stopped(kWaitPoll, context.stop)) {
-      progress.end_line();
+      progress.clear();
       return context.interrupted_exit_code();
     }
   }
