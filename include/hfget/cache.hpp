@@ -18,6 +18,10 @@ struct CachedRevision {
   std::size_t file_count = 0;           // files in the snapshot
   std::uint64_t size_on_disk = 0;       // its distinct blobs, each counted once
   std::int64_t last_modified_unix = 0;  // newest blob, or the snapshot folder when it is empty
+  // A download not finished yet (or stopped): what it selected and the snapshot lacks, and their partial files.
+  std::size_t files_missing = 0;
+  std::size_t partial_files = 0;
+  bool incomplete() const noexcept { return files_missing > 0; }
 };
 
 /// One repo of the HF cache, read as huggingface_hub's scan_cache_dir reads it.

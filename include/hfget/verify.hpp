@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -53,6 +54,14 @@ struct VerifyReport {
   bool ok() const noexcept;
 };
 
+/// How far a running verify is, for a progress display: the hashing threads add to it as they read.
+struct VerifyProgress {
+  std::atomic<std::size_t> files_to_hash{0};
+  std::atomic<std::size_t> files_hashed{0};
+  std::atomic<std::uint64_t> bytes_to_hash{0};
+  std::atomic<std::uint64_t> bytes_hashed{0};
+};
+
 struct VerifyOptions {
   std::optional<std::filesystem::path> local_dir;  // else the HF cache
   std::filesystem::path cache_dir;
@@ -69,6 +78,7 @@ struct VerifyOptions {
   unsigned jobs = 0;                                 // hashing threads; 0 = the number of cores
   bool fast = false;                                 // no hashing: sizes, headers, structure only
   std::set<std::string> allow_missing;               // "tokenizer", "config"
+  VerifyProgress* progress = nullptr;                // updated while it runs, when given
 };
 
 /// Checks a downloaded snapshot, offline from what the download recorded unless `online`. Throws Error for

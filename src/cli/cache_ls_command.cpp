@@ -32,6 +32,13 @@ std::string refs_text(const std::vector<std::string>& refs) {
   return refs.empty() ? "-" : fmt::format("{}", fmt::join(refs, ", "));
 }
 
+// A download not finished: its size on disk is not the revision's size, and `hfget download` resumes it.
+std::string incomplete_text(const CachedRevision& revision) {
+  if (!revision.incomplete()) return "";
+  return fmt::format("  INCOMPLETE: {} file(s) missing, {} partial file(s) (run the download again to resume)",
+                     revision.files_missing, revision.partial_files);
+}
+
 void print_text(const CacheScan& scan) {
   if (!scan.exists) {
     std::fputs(fmt::format("hfget: no cache at {}\n", scan.cache_dir.string()).c_str(), stderr);
@@ -51,9 +58,9 @@ void print_text(const CacheScan& scan) {
                repo.revisions.size(), repo.file_count, util::format_bytes_both(repo.size_on_disk),
                utc_time(repo.last_modified_unix), refs_text(refs));
     for (const CachedRevision& revision : repo.revisions) {
-      fmt::print("  {} {:>6} file(s) {:>22}  {:<20}  {}\n", revision.commit, revision.file_count,
+      fmt::print("  {} {:>6} file(s) {:>22}  {:<20}  {}{}\n", revision.commit, revision.file_count,
                  util::format_bytes_both(revision.size_on_disk), utc_time(revision.last_modified_unix),
-                 refs_text(revision.refs));
+                 refs_text(revision.refs), incomplete_text(revision));
     }
   }
 }
@@ -68,6 +75,9 @@ void print_json(const CacheScan& scan) {
                            {"files", revision.file_count},
                            {"size_on_disk", revision.size_on_disk},
                            {"last_modified", utc_time(revision.last_modified_unix)},
+                           {"incomplete", revision.incomplete()},
+                           {"files_missing", revision.files_missing},
+                           {"partial_files", revision.partial_files},
                            {"snapshot_path", (repo.path / "snapshots" / revision.commit).string()}});
     }
     repos.push_back({{"repo_type", std::string(to_string(repo.type))},

@@ -28,18 +28,20 @@ struct CacheRmFlags {
   bool yes = false;
 };
 
+// The plan is printed before anything is removed, and also when nothing will be (--dry-run, no answer, a
+// refusal): it says "would" until the removal has happened, and the line after the removal says what was.
 void print_plan(const CacheRemovalPlan& plan, const std::filesystem::path& cache_dir, bool dry_run) {
   const char* prefix = dry_run ? "[dry-run] " : "";
   if (plan.whole_repo) {
-    fmt::print("{}remove {} (the whole repo: {} revision(s){})\n", prefix, plan.repo_path.string(), plan.commits.size(),
-               plan.commits.empty() ? "" : fmt::format(": {}", fmt::join(plan.commits, ", ")));
+    fmt::print("{}would remove {} (the whole repo: {} revision(s){})\n", prefix, plan.repo_path.string(),
+               plan.commits.size(), plan.commits.empty() ? "" : fmt::format(": {}", fmt::join(plan.commits, ", ")));
   } else {
-    fmt::print("{}remove revision {} of {}\n", prefix, plan.commits.front(), plan.repo_path.string());
+    fmt::print("{}would remove revision {} of {}\n", prefix, plan.commits.front(), plan.repo_path.string());
     for (const std::filesystem::path& path : plan.paths) {
       fmt::print("{}  {}\n", prefix, path.lexically_relative(cache_dir).string());
     }
   }
-  fmt::print("{}refs removed: {}; blobs removed: {}; space freed: {}\n", prefix,
+  fmt::print("{}would remove refs: {}; blobs: {}; would free {}\n", prefix,
              plan.refs.empty() ? "none" : fmt::format("{}", fmt::join(plan.refs, ", ")), plan.blob_count,
              util::format_bytes_both(plan.bytes_freed));
 }

@@ -114,7 +114,7 @@ std::optional<int> detach_into_background(const std::filesystem::path& log, cons
     fail_in_child("dup2");
   }
   try {
-    write_detached_pid(state_dir, static_cast<long>(::getpid()));
+    write_detached_launch(state_dir, static_cast<long>(::getpid()), log);
   } catch (const std::exception&) {
     fail_in_child("state");
   }

@@ -176,8 +176,9 @@ std::vector<std::unique_ptr<ProgressView>> make_views(const DownloadFlags& flags
   }
   if (log_file_writer) views.push_back(make_log_line_view(*log_file_writer, interval, /*report_outcome=*/true));
   const std::string target = options.local_dir ? options.local_dir->string() : options.cache_dir.string();
+  const std::string log_file = flags.log_file.empty() ? "" : std::filesystem::absolute(flags.log_file).string();
   views.push_back(make_state_file_view(state_file_path(state_dir_for(options)), options.repo.name, options.revision,
-                                       target, flags.detach));
+                                       target, log_file, flags.detach));
   return views;
 }
 

@@ -59,9 +59,10 @@ std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono:
 /// One JSON object per line (--progress json); fields in docs/cli.md.
 std::unique_ptr<ProgressView> make_json_lines_view(std::FILE* out, std::chrono::seconds interval);
 /// The state file `hfget status` and `hfget wait` read, rewritten atomically every 2 s.
+/// `log_file`: where this run's log lines go (--log-file), recorded for `status`; empty for none.
 /// `detached`: a --detach daemon also records a failure that came before it held the target lock.
 std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, std::string repo, std::string revision,
-                                                   std::string target, bool detached);
+                                                   std::string target, std::string log_file, bool detached);
 
 /// "23/64 shards  30/70 files  210.4 GiB / 547.0 GiB (38.5%)  612.0 MB/s  ETA 9m12s"
 std::string status_line(const ProgressSnapshot& snapshot);

@@ -29,13 +29,15 @@ struct RmFlags {
   bool yes = false;
 };
 
+// Printed before anything is removed, and also when nothing will be (--dry-run, no answer, a refusal): "would"
+// until the removal has happened.
 void print_plan(const LocalDirRemovalPlan& plan, bool dry_run) {
   const char* prefix = dry_run ? "[dry-run] " : "";
-  fmt::print("{}remove {} file(s) hfget downloaded into {} ({}), and its metadata\n", prefix, plan.files.size(),
+  fmt::print("{}would remove {} file(s) hfget downloaded into {} ({}), and its metadata\n", prefix, plan.files.size(),
              plan.local_dir.string(), util::format_bytes_both(plan.bytes_freed));
   for (const std::string& path : plan.files) fmt::print("{}  {}\n", prefix, shown(path));
   for (const LocalDirRemovalPlan::Kept& kept : plan.kept) {
-    fmt::print("{}keep {}: {}\n", prefix, shown(kept.path), kept.reason);
+    fmt::print("{}would keep {}: {}\n", prefix, shown(kept.path), kept.reason);
   }
 }
 

@@ -5,32 +5,64 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "cli/progress_views.hpp"
 #include "util/atomic_file.hpp"
 #include "util/process_owner.hpp"
 #include "util/read_text_file.hpp"
+#include "util/reserved_record_file.hpp"
 
 namespace hfget::cli {
 namespace {
 
+// The files in flight the record names (those with the most left first); the rest are only counted, so that
+// the record stays within its reserved size.
+constexpr std::size_t kInFlightNamed = 10;
+constexpr std::size_t kRecordedPathChars = 512;
+constexpr std::size_t kRecordedErrorChars = 4096;
+
 std::optional<nlohmann::json> read_json(const std::filesystem::path& path) {
-  const std::optional<std::string> text = util::read_text_file(path, 1 << 20);
-  if (!text) return std::nullopt;
-  nlohmann::json data = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (data.is_discarded() || !data.is_object()) return std::nullopt;
-  return data;
+  // A reader that opened the record just before a rewrite exchanged it may read the spare being overwritten:
+  // a torn read does not parse, and the next read finds the new record.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::optional<std::string> text = util::read_text_file(path, 1 << 20);
+    if (!text) return std::nullopt;
+    nlohmann::json data = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!data.is_discarded() && data.is_object()) return data;
+  }
+  return std::nullopt;
+}
+
+std::string clipped(const std::string& text, std::size_t max_chars) {
+  return text.size() <= max_chars ? text : text.substr(0, max_chars) + "...";
+}
+
+nlohmann::json in_flight_record(const ProgressSnapshot& snapshot) {
+  std::vector<ActiveFile> files = snapshot.active;
+  std::stable_sort(files.begin(), files.end(), [](const ActiveFile& a, const ActiveFile& b) {
+    return a.size - std::min(a.size, a.done) > b.size - std::min(b.size, b.done);
+  });
+  nlohmann::json named = nlohmann::json::array();
+  for (std::size_t i = 0; i < files.size() && i < kInFlightNamed; ++i) {
+    named.push_back({{"path", clipped(files[i].path, kRecordedPathChars)},
+                     {"size", files[i].size},
+                     {"bytes_done", std::min(files[i].done, files[i].size)}});
+  }
+  return named;
 }
 
 class StateFileView final : public ProgressView {
  public:
-  StateFileView(std::filesystem::path path, std::string repo, std::string revision, std::string target, bool detached)
+  StateFileView(std::filesystem::path path, std::string repo, std::string revision, std::string target,
+                std::string log_file, bool detached)
       : detached_(detached),
-        path_(std::move(path)),
+        record_(std::move(path)),
         repo_(std::move(repo)),
         revision_(std::move(revision)),
         target_(std::move(target)),
+        log_file_(std::move(log_file)),
         started_at_(utc_timestamp()) {}
 
   std::chrono::milliseconds period() const override { return std::chrono::seconds(2); }
@@ -49,7 +81,7 @@ class StateFileView final : public ProgressView {
   void finish(const ProgressSnapshot& snapshot, const ProgressOutcome& outcome) override {
     if (!snapshot.planned) {
       if (!detached_) return;
-      const std::optional<DownloadState> current = read_state_file(path_);
+      const std::optional<DownloadState> current = read_state_file(record_.path());
       if (current && current->state == "running" && current->pid != ::getpid() &&
           process_alive(current->pid, current->started_at))
         return;
@@ -60,7 +92,7 @@ class StateFileView final : public ProgressView {
  private:
   void write(const ProgressSnapshot& snapshot, const std::string& state, std::optional<int> exit_code,
              const std::string& error) {
-    const nlohmann::json data = {
+    nlohmann::json data = {
         {"pid", static_cast<long>(::getpid())},
         {"state", state},
         {"exit_code", exit_code ? nlohmann::json(*exit_code) : nlohmann::json(nullptr)},
@@ -78,21 +110,25 @@ class StateFileView final : public ProgressView {
         {"bytes_total", snapshot.bytes_total},
         {"rate_bytes_per_second", snapshot.rate_bytes_per_second},
         {"eta_seconds", snapshot.eta_seconds ? nlohmann::json(*snapshot.eta_seconds) : nlohmann::json(nullptr)},
-        {"last_error", error},
+        {"last_error", clipped(error, kRecordedErrorChars)},
+        {"in_flight", in_flight_record(snapshot)},
+        {"files_in_flight", snapshot.active.size()},
     };
+    if (!log_file_.empty()) data["log_file"] = log_file_;
     try {
-      util::write_file_atomically(
-          path_, data.dump(1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n");
+      // Reserved: the last record of a run that filled the disk must still be written (exit code 9, the cause).
+      record_.write(data.dump(1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n");
     } catch (const std::exception&) {
-      // A full disk must not turn a progress report into a failure; the download reports the real error.
+      // A progress report must not become a failure; the download reports the real error.
     }
   }
 
   bool detached_;
-  std::filesystem::path path_;
+  util::ReservedRecordFile record_;
   std::string repo_;
   std::string revision_;
   std::string target_;
+  std::string log_file_;
   std::string started_at_;
 };
 
@@ -133,12 +169,17 @@ std::optional<DetachedLaunch> read_detached_launch(const std::filesystem::path& 
   if (!data) return std::nullopt;
   const auto pid = data->find("pid");
   if (pid == data->end() || !pid->is_number_integer()) return std::nullopt;
-  return DetachedLaunch{pid->get<long>(), started_at_of(*data)};
+  DetachedLaunch launch{pid->get<long>(), started_at_of(*data), {}};
+  const auto log = data->find("log");
+  if (log != data->end() && log->is_string()) launch.log = log->get<std::string>();
+  return launch;
 }
 
-void write_detached_pid(const std::filesystem::path& state_dir, long pid) {
-  util::write_file_atomically(detached_file_path(state_dir),
-                              nlohmann::json({{"pid", pid}, {"started_at", utc_timestamp()}}).dump() + "\n");
+void write_detached_launch(const std::filesystem::path& state_dir, long pid, const std::filesystem::path& log) {
+  const nlohmann::json record = {{"pid", pid}, {"started_at", utc_timestamp()}, {"log", log.string()}};
+  util::write_file_atomically(
+      detached_file_path(state_dir),
+      record.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 bool process_alive(long pid, std::optional<std::chrono::system_clock::time_point> running_at) {
@@ -152,9 +193,9 @@ bool process_alive(long pid, std::optional<std::chrono::system_clock::time_point
 }
 
 std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, std::string repo, std::string revision,
-                                                   std::string target, bool detached) {
+                                                   std::string target, std::string log_file, bool detached) {
   return std::make_unique<StateFileView>(std::move(path), std::move(repo), std::move(revision), std::move(target),
-                                         detached);
+                                         std::move(log_file), detached);
 }
 
 }  // namespace hfget::cli

@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: MIT
 // `hfget verify TARGET`: TARGET is a --local-dir download (a directory) or a repo id in the HF cache.
-// The report goes to stdout (text or --json); the exit code says whether every check held.
+// The report goes to stdout (text or --json); the exit code says whether every check held. Progress goes to
+// stderr while it hashes (minutes for a 600 GB model): a live line on a terminal, a line every
+// --progress-interval otherwise; -q silences it.
 #include "cli/verify_command.hpp"
 
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "cli/exit_code.hpp"
 #include "cli/hub_options.hpp"
+#include "cli/stderr_progress.hpp"
 #include "cli/target.hpp"
 #include "cli/verify_report.hpp"
 #include "hfget/environment.hpp"
 #include "hfget/error.hpp"
 #include "hfget/verify.hpp"
+#include "util/interruptible_sleep.hpp"
 
 namespace hfget::cli {
 namespace {
@@ -32,7 +37,35 @@ struct VerifyFlags {
   bool online = false;
   bool json = false;
   bool fast = false;
+  bool quiet = false;
+  int progress_interval_seconds = 10;
 };
+
+constexpr auto kProgressPoll = std::chrono::milliseconds(500);
+
+// Runs the verify while a thread shows its progress on stderr.
+VerifyReport verify_with_progress(VerifyOptions& options, const VerifyFlags& flags, std::stop_token stop) {
+  VerifyProgress progress;
+  options.progress = &progress;
+  StderrProgress line(flags.quiet, std::chrono::seconds(flags.progress_interval_seconds));
+  const auto started = std::chrono::steady_clock::now();
+  std::jthread ticker([&](std::stop_token done) {
+    while (util::sleep_unless_stopped(kProgressPoll, done)) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      line.show(verify_progress_line(progress, elapsed));
+    }
+  });
+  struct StopTicker {
+    std::jthread& ticker;
+    StderrProgress& line;
+    ~StopTicker() {
+      ticker.request_stop();
+      ticker.join();
+      line.clear();  // before the report or an error line
+    }
+  } stop_ticker{ticker, line};
+  return verify_snapshot(options, std::move(stop));
+}
 
 int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   const HubEnvironment env = HubEnvironment::from_process_environment();
@@ -65,7 +98,7 @@ int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   options.fast = flags.fast;
   options.allow_missing.insert(flags.allow_missing.begin(), flags.allow_missing.end());
 
-  const VerifyReport report = verify_snapshot(options, std::move(stop));
+  const VerifyReport report = verify_with_progress(options, flags, std::move(stop));
   const std::string rendered = flags.json ? render_verify_report_json(report) : render_verify_report_text(report);
   std::fputs(rendered.c_str(), stdout);
   std::fflush(stdout);
@@ -90,6 +123,12 @@ std::function<int(const RunContext&)> add_verify_command(CLI::App& app) {
   command->add_flag("--json", flags->json, "Print one JSON report on stdout");
   command->add_option("--jobs", flags->jobs, "Files hashed at once (default: the number of cores)");
   command->add_flag("--fast", flags->fast, "Skip hashing: sizes, headers and structure only");
+  command->add_flag("-q,--quiet", flags->quiet, "No progress on stderr");
+  command
+      ->add_option("--progress-interval", flags->progress_interval_seconds,
+                   "Seconds between progress lines when stderr is not a terminal")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
   command->add_option("--allow-missing", flags->allow_missing, "Do not fail when the repo has no tokenizer or config")
       ->check(CLI::IsMember({"tokenizer", "config"}));
   return [command, flags](const RunContext& context) -> int {

@@ -13,6 +13,19 @@
 #include "util/printable.hpp"
 
 namespace hfget::cli {
+
+std::string verify_progress_line(const VerifyProgress& progress, double elapsed_seconds) {
+  const std::uint64_t total = progress.bytes_to_hash;
+  const std::uint64_t done = std::min<std::uint64_t>(progress.bytes_hashed, total);
+  if (progress.files_to_hash == 0) return "verifying: checking the files";
+  const double rate = elapsed_seconds > 0 ? static_cast<double>(done) / elapsed_seconds : 0.0;
+  const double percent = total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
+  return fmt::format("verifying: hashed {}/{} files, {} / {} ({:.1f}%), {}, ETA {}",
+                     static_cast<std::size_t>(progress.files_hashed), static_cast<std::size_t>(progress.files_to_hash),
+                     util::format_binary_bytes(done), util::format_binary_bytes(total), percent,
+                     util::format_rate(rate),
+                     rate > 0 ? util::format_duration(static_cast<double>(total - done) / rate) : "?");
+}
 namespace {
 
 std::string upper(std::string_view text) {

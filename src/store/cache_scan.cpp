@@ -4,7 +4,8 @@
 // CACHEDIR.TAG, OS litter); any other entry is a repo or a warning (not a folder, no "--", unknown type, no
 // snapshots/, refs/ a file, a file directly in snapshots/, a broken snapshot symlink, a ref to a commit with
 // no snapshot). Sizes come from the resolved snapshot targets: a blob shared by several snapshots counts
-// once. blobs/, trees/, .no_exist/ and hfget/ are not inspected.
+// once. blobs/, trees/, .no_exist/ and hfget/ are not inspected, except to flag a revision whose download is
+// not finished (store/unfinished_revision.hpp).
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -15,6 +16,7 @@
 #include <string_view>
 
 #include "hfget/cache.hpp"
+#include "store/unfinished_revision.hpp"
 #include "util/read_text_file.hpp"
 
 namespace hfget {
@@ -141,6 +143,9 @@ CachedRepo scan_repo(const std::filesystem::path& repo_path) {
       if (const std::optional<struct stat> info = stat_following(revision_dir))
         revision.last_modified_unix = info->st_mtim.tv_sec;
     }
+    const store::UnfinishedFiles unfinished = store::unfinished_files(repo_path, revision.commit);
+    revision.files_missing = unfinished.missing;
+    revision.partial_files = unfinished.partial;
     if (const auto refs = refs_by_commit.find(revision.commit); refs != refs_by_commit.end()) {
       revision.refs.assign(refs->second.begin(), refs->second.end());
       refs_by_commit.erase(refs);

@@ -226,8 +226,24 @@ LocalDirRemoval remove_local_dir_download(const std::filesystem::path& local_dir
     removal.plan.bytes_freed += store::remove_within(root, transient);
     add_parents(root, transient, emptied);
   }
+  // The per-file locks hfget took for every file it meant to fetch, and the metadata of listed files that are
+  // not there (never arrived, or deleted since): files hfget wrote that describe nothing now. A kept file
+  // keeps its metadata, which is what the Python client reads it by. Folders are removed only when empty.
+  const std::set<std::string> removed(removal.plan.files.begin(), removal.plan.files.end());
   for (const store::DownloadRecord& record : read_records(root)) {
     store::remove_within(root, metadata_root / "trees" / (record.commit + ".json"));
+    for (const std::string& path : record.selected) {
+      if (removed.count(path) != 0 || store::unsafe_path_reason(path) || store::is_reserved_metadata_path(path))
+        continue;
+      const std::filesystem::path metadata = store::download_metadata_path(root, path);
+      if (!reached_through_directories(root, std::filesystem::path(metadata).lexically_relative(root))) continue;
+      if (!lstat_of(root / path)) {
+        store::remove_within(root, metadata);
+        add_parents(root, root / path, emptied);  // the folders made for it, when they are left empty
+      }
+      store::remove_within(root, std::filesystem::path(metadata).replace_extension(".lock"));
+      add_parents(root, metadata, emptied);
+    }
   }
   emptied.push_back(metadata_root / "trees");
   emptied.push_back(metadata_root / "download");

@@ -247,6 +247,13 @@ std::vector<std::optional<Error>> ChunkScheduler::errors() const {
   return result;
 }
 
+std::vector<bool> ChunkScheduler::fetched() const {
+  std::lock_guard lock(mutex_);
+  std::vector<bool> result;
+  for (const FileState& file : files_) result.push_back(file.fetched);
+  return result;
+}
+
 std::size_t ChunkScheduler::files_fetched() const {
   std::lock_guard lock(mutex_);
   return static_cast<std::size_t>(

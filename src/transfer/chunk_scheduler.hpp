@@ -44,6 +44,8 @@ class ChunkScheduler {
 
   /// The error each file ended with (nullopt: fetched or already complete), in the order of the jobs.
   std::vector<std::optional<Error>> errors() const;
+  /// Whether each file was fetched and published, in the order of the jobs.
+  std::vector<bool> fetched() const;
   std::size_t files_fetched() const;
   std::uint64_t bytes_received() const;
 

@@ -87,6 +87,7 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
     for (std::jthread& thread : connections) thread.join();
   }
   const std::vector<std::optional<Error>> errors = scheduler.errors();
+  const std::vector<bool> fetched = scheduler.fetched();
   for (std::size_t k = 0; k < todo.size(); ++k) {
     results.errors[todo[k]] = errors[k];
     if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted)
@@ -96,8 +97,11 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
     // Stopped by a signal: files never started carry no error of their own, the run was interrupted.
     // Stopped because the disk filled: what the stop cut short failed for that reason, not a signal.
     // Stopped by an error that is not a file's own (memory, say): every file it cut short fails with it.
+    // A file published before the stop is done, whatever stopped the others.
     const bool by_signal = outer_stop.stop_requested() && !results.stop_cause;
-    for (std::size_t index : todo) {
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+      if (fetched[k]) continue;
+      const std::size_t index = todo[k];
       std::optional<Error>& error = results.errors[index];
       const std::string& path = plan[index].file.path;
       if (by_signal && !error) error = Error(ErrorCode::kInterrupted, "interrupted");

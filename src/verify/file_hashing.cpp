@@ -13,7 +13,8 @@
 namespace hfget::verify {
 namespace {
 
-HashOutcome hash_one(const HashJob& job, std::uint64_t& bytes_read, const std::stop_token& stop) {
+HashOutcome hash_one(const HashJob& job, std::uint64_t& bytes_read, const std::stop_token& stop,
+                     VerifyProgress* progress) {
   crypto::ContentHasher hasher(job.expected);
   HashOutcome outcome;
   outcome.algorithm = hasher.algorithm();
@@ -24,6 +25,7 @@ HashOutcome hash_one(const HashJob& job, std::uint64_t& bytes_read, const std::s
       if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
       hasher.update(bytes);
       bytes_read += bytes.size();
+      if (progress != nullptr) progress->bytes_hashed.fetch_add(bytes.size(), std::memory_order_relaxed);
     });
   } catch (const Error& error) {
     outcome.error = error.what();
@@ -40,7 +42,7 @@ HashOutcome hash_one(const HashJob& job, std::uint64_t& bytes_read, const std::s
 }  // namespace
 
 std::vector<HashOutcome> hash_files(const std::vector<HashJob>& jobs, unsigned threads, std::uint64_t& bytes_hashed,
-                                    std::stop_token stop) {
+                                    std::stop_token stop, VerifyProgress* progress) {
   std::vector<std::size_t> order(jobs.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(),
@@ -52,7 +54,8 @@ std::vector<HashOutcome> hash_files(const std::vector<HashJob>& jobs, unsigned t
   const auto worker = [&] {
     std::uint64_t read_here = 0;
     for (std::size_t k = next++; k < order.size(); k = next++) {
-      outcomes[order[k]] = hash_one(jobs[order[k]], read_here, stop);
+      outcomes[order[k]] = hash_one(jobs[order[k]], read_here, stop, progress);
+      if (progress != nullptr) ++progress->files_hashed;
     }
     total += read_here;
   };

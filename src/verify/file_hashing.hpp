@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hfget/repo.hpp"
+#include "hfget/verify.hpp"
 
 namespace hfget::verify {
 
@@ -27,8 +28,8 @@ struct HashOutcome {
 /// huge file alone at the end), reading each file in 16 MiB windows with read-ahead hints, mapped or copied,
 /// whichever costs this machine less CPU (store/file_reads). Memory: at most one mapped window (page cache
 /// pages that count in RSS) and one 256 KiB buffer per thread. Returns outcomes in the jobs' order;
-/// `bytes_hashed` adds up what was read.
+/// `bytes_hashed` adds up what was read; `progress`, when given, follows it while the threads read.
 std::vector<HashOutcome> hash_files(const std::vector<HashJob>& jobs, unsigned threads, std::uint64_t& bytes_hashed,
-                                    std::stop_token stop);
+                                    std::stop_token stop, VerifyProgress* progress = nullptr);
 
 }  // namespace hfget::verify

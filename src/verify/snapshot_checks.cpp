@@ -77,7 +77,12 @@ CheckResult check_hashes(const SnapshotOnDisk& snapshot, const Inventory& invent
     if (file.present && file.size_on_disk == file.remote->size)
       jobs.push_back({snapshot.root / file.path, *file.remote});
   }
-  const std::vector<HashOutcome> outcomes = hash_files(jobs, settings.jobs, report.bytes_hashed, std::move(stop));
+  if (settings.progress != nullptr) {
+    settings.progress->files_to_hash = jobs.size();
+    for (const HashJob& job : jobs) settings.progress->bytes_to_hash += job.expected.size;
+  }
+  const std::vector<HashOutcome> outcomes =
+      hash_files(jobs, settings.jobs, report.bytes_hashed, std::move(stop), settings.progress);
   report.hashed = true;
   std::size_t bad = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {

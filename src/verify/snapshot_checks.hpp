@@ -30,6 +30,7 @@ struct CheckSettings {
   /// verify: a model with no tokenizer or config upstream fails (unless allowed). After a download that is
   /// only a warning: the download did fetch everything there is.
   bool absent_upstream_fails = true;
+  VerifyProgress* progress = nullptr;  // updated while hashing, when given
 };
 
 /// Runs every check of `hfget verify` and fills the report (checks, problems, counts).

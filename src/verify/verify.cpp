@@ -105,6 +105,7 @@ VerifyReport verify_snapshot(const VerifyOptions& options, std::stop_token stop)
   settings.hash = !options.fast;
   settings.jobs = options.jobs > 0 ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
   settings.allow_missing = options.allow_missing;
+  settings.progress = options.progress;
 
   VerifyReport report;
   report.repo = options.local_dir ? "" : options.repo.name;

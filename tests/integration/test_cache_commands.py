@@ -86,6 +86,13 @@ class CacheCommandsTest(HfgetTestCase):
         state.update({f"sibling/{path}": entry for path, entry in tree_state(sibling).items()})
         return state
 
+    def assertSaysOnlyWhatWouldGo(self, result) -> None:
+        """A run that removed nothing (--dry-run, no --yes on a pipe) says what *would* go, never that it went."""
+        lines = [line.removeprefix("[dry-run] ") for line in result.stdout.splitlines()]
+        self.assertTrue(lines and lines[0].startswith("would remove "), result.describe())
+        for line in lines:
+            self.assertNotRegex(line, r"^(remove|removed|keep) |\bremoved:|\bfreed\b", result.describe())
+
     @staticmethod
     def distinct_size(files: dict) -> int:
         return sum({f.etag: f.size for f in files.values()}.values())
@@ -178,6 +185,32 @@ class CacheCommandsTest(HfgetTestCase):
         for needle in (REPO, OTHER_REPO, self.main_commit, self.dev_commit):
             self.assertIn(needle, text.stdout)
 
+    def test_cache_ls_flags_a_revision_whose_download_is_not_finished(self):
+        cache = self.hub.new_dir("cache")
+        self.download(REPO, "--cache-dir", cache)
+        # As an interrupted download leaves it: a shard not published yet (no snapshot link, no blob), its bytes
+        # so far in a partial file.
+        repo_dir = cache / repo_folder_name(REPO)
+        shard = next(p for p in sorted(self.main_files) if p.endswith(".safetensors"))
+        etag = self.main_files[shard].etag
+        (repo_dir / "snapshots" / self.main_commit / shard).unlink()
+        (repo_dir / "blobs" / etag).rename(repo_dir / "blobs" / f"{etag}.hfget-partial")
+        document = json.loads(self.hub.run_hfget(["cache", "ls", "--cache-dir", cache, "--json"]).stdout)
+        revision = document["repos"][0]["revisions"][0]
+        self.assertEqual((revision["incomplete"], revision["files_missing"], revision["partial_files"]), (True, 1, 1),
+                         revision)
+        self.assertEqual(revision["files"], len(self.main_files) - 1)
+        text = self.hub.run_hfget(["cache", "ls", "--cache-dir", cache])
+        self.assertSucceeded(text)
+        line = next(line for line in text.stdout.splitlines() if self.main_commit in line)
+        self.assertIn("INCOMPLETE: 1 file(s) missing, 1 partial file(s)", line)
+
+        self.download(REPO, "--cache-dir", cache)   # resumed and finished: no longer flagged
+        revision = json.loads(self.hub.run_hfget(["cache", "ls", "--cache-dir", cache, "--json"]).stdout)[
+            "repos"][0]["revisions"][0]
+        self.assertEqual((revision["incomplete"], revision["files_missing"], revision["partial_files"]), (False, 0, 0))
+        self.assertNotIn("INCOMPLETE", self.hub.run_hfget(["cache", "ls", "--cache-dir", cache]).stdout)
+
     def test_cache_ls_warns_about_what_scan_cache_dir_rejects(self):
         cache = self.hub.new_dir("cache")
         self.download(OTHER_REPO, "--cache-dir", cache, "--include", "*.json")
@@ -218,6 +251,8 @@ class CacheCommandsTest(HfgetTestCase):
         self.assertExit(refused, EXIT_USAGE)
         self.assertIn("--yes", refused.stderr)
         self.assertTrue((cache / repo_folder_name(REPO)).is_dir(), "no --yes on a pipe removes nothing")
+        self.assertSaysOnlyWhatWouldGo(refused)
+        self.assertSaysOnlyWhatWouldGo(dry)
 
         result = self.hub.run_hfget(["cache", "rm", REPO, "--cache-dir", cache, "--yes"])
         self.assertSucceeded(result)
@@ -260,6 +295,9 @@ class CacheCommandsTest(HfgetTestCase):
         (local_dir / "my-notes.txt").write_text("mine")
         untouched = tree_state(sibling)
 
+        refused = self.hub.run_hfget(["rm", "--local-dir", local_dir])
+        self.assertExit(refused, EXIT_USAGE)
+        self.assertSaysOnlyWhatWouldGo(refused)
         result = self.hub.run_hfget(["rm", "--local-dir", local_dir, "--yes"])
         self.assertSucceeded(result)
         self.assertEqual(files_under(local_dir), ["my-notes.txt"], "only the file hfget did not write is left")

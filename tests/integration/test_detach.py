@@ -569,6 +569,36 @@ class DetachTest(HfgetTestCase):
         self.assertEqual(killed.code, -signal.SIGKILL)
         return running
 
+    def test_status_names_the_log_and_the_files_in_flight_and_wait_shows_progress(self):
+        home = self.hub.new_dir("home")
+        target = self.hub.new_dir("local")
+        log = self.hub.new_dir("logs") / "download.log"
+        running = self.start_slow(target, home, "--log-file", log)
+        pid = running.process.pid
+        self.wait_for_running_state(state_dir_of_local(target), pid)
+        state = wait_until(lambda: (s := read_state(state_dir_of_local(target))) and s.get("in_flight") and s, 10,
+                           what="the state to name a file in flight")
+        self.assertGreaterEqual(state["files_in_flight"], 1, state)
+        self.assertIn(state["in_flight"][0]["path"], self.slow_files, state)
+        text = self.hfget(["status", target], home, timeout=15)
+        self.assertEqual(text.code, 0, text.describe())
+        self.assertRegex(text.stdout, r"\n  in flight: model-0000[12]-of-00002\.safetensors \d+%", text.stdout)
+        self.assertIn(f"\n  log: {log}\n", text.stdout)
+        self.assertEqual(self.status_json(target, home)["log"], str(log))
+
+        # wait, on a pipe: a timestamped progress line every --progress-interval on stderr, nothing on stdout.
+        waited = self.hfget(["wait", target, "--timeout", "30", "--progress-interval", "1"], home, timeout=40)
+        self.assertEqual(waited.code, 0, waited.describe())
+        self.assertEqual(waited.stdout, "")
+        progress = [line for line in waited.stderr.splitlines()
+                    if (m := TIMESTAMPED.match(line)) and m.group(1).startswith(f"waiting for PID {pid}: ")]
+        self.assertGreaterEqual(len(progress), 1, waited.describe())
+        self.assertRegex(progress[0], r"waiting for PID \d+: \d+/2 shards  \d+/\d+ files  ", progress[0])
+        self.assertTrue(waited.stderr.rstrip().endswith("exit code 0") or "exit code 0" in waited.stderr,
+                        waited.describe())
+        quiet = self.hfget(["wait", target, "-q"], home, timeout=15)
+        self.assertEqual((quiet.code, quiet.stdout, quiet.stderr), (0, "", ""), quiet.describe())
+
     def test_status_says_died_after_kill_9_and_wait_returns(self):
         home = self.hub.new_dir("home")
         target = self.hub.new_dir("local")

@@ -10,8 +10,10 @@ class is skipped, with the reason, where mounting is not allowed. Every mount is
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import unittest
@@ -67,6 +69,23 @@ def unmount(directory: Path) -> None:
         if not os.path.ismount(directory):
             return
         _run(argv)
+
+
+def stop_hfget(pid: int) -> None:
+    """Cleanup: kill a detached hfget a failing test left running (only if it is an hfget), so that the tmpfs
+    can be unmounted."""
+    try:
+        if b"hfget" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return
+        os.kill(pid, signal.SIGKILL)
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+
+
+def not_finished_count(error_line: str) -> int | None:
+    """N in the disk-full error's '(N file(s) not finished; ...)'."""
+    match = re.search(r"\((\d+) file\(s\) not finished", error_line)
+    return int(match.group(1)) if match else None
 
 
 def free_bytes(directory: Path) -> int:
@@ -292,6 +311,44 @@ class DiskFullTest(HfgetTestCase):
         self.assertNotEqual(result.code, 0, result.describe())
         self.assertIn("No space left on device", result.stderr)
         self.assertExit(result, EXIT_DISK_FULL)
+        # The summary counts the files that are not there, not the ones published before the disk filled.
+        published = [name for name in files_under(root) if not name.startswith(".cache/")]
+        self.assertTrue(published, "some files fit before the disk filled")
+        errors = [line for line in result.stderr.splitlines() if line.startswith("hfget: error: ")]
+        self.assertEqual(len(errors), 1, result.describe())
+        self.assertEqual(not_finished_count(errors[0]), len(self.files) - len(published),
+                         f"{len(published)} of {len(self.files)} files were published: {errors[0]}")
+
+    # -- (c) under --detach: the state record survives the full disk ------------------------------------------
+
+    def test_enospc_under_detach_wait_exits_9_and_status_says_why(self):
+        disk = self.small_disk()
+        where, root = self.target_args("local", disk)
+        home = self.hub.new_dir("home")
+        launch = self.hub.run_hfget(["download", REPO, *where, "--no-space-check", "--max-workers", "1", "--detach"],
+                                    home=home, timeout=30)
+        self.assertExit(launch, 0)
+        match = re.search(r"PID (\d+), log (.+)$", launch.stdout.strip())
+        self.assertIsNotNone(match, launch.describe())
+        self.addCleanup(stop_hfget, int(match.group(1)))
+        log = match.group(2)
+
+        waited = self.hub.run_hfget(["wait", root, "--timeout", "60"], home=home, timeout=90)
+        self.assertExit(waited, EXIT_DISK_FULL)
+        published = [name for name in files_under(root) if not name.startswith(".cache/")]
+        self.assertTrue(published, "some files fit before the disk filled")
+
+        state = json.loads(self.hub.run_hfget(["status", root, "--json"], home=home, timeout=30).stdout)
+        self.assertEqual((state["state"], state["exit_code"]), ("failed", EXIT_DISK_FULL), state)
+        self.assertIn("No space left on device", state["last_error"])
+        self.assertEqual(state["files_done"], len(published), state)
+        self.assertEqual(not_finished_count(state["last_error"]), len(self.files) - len(published), state)
+        text = self.hub.run_hfget(["status", root], home=home, timeout=30)
+        self.assertSucceeded(text)
+        self.assertTrue(text.stdout.startswith("failed: "), text.stdout)
+        self.assertIn("exit code 9", text.stdout)
+        self.assertIn("No space left on device", text.stdout)
+        self.assertIn(log, text.stdout, "status names the log")
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ TEST(ExitCodeFor, EveryErrorCodeIsDocumentedWithItsNumberAndName) {
 }
 
 TEST(ExitCodeFor, EveryDocumentedKindExists) {
-  std::set<std::string> names = {"success", "broken_pipe"};  // outcomes that are not an ErrorCode
+  std::set<std::string> names = {"success", "broken_pipe", "timed_out"};  // outcomes that are not an ErrorCode
   for (const ErrorCode code : all_error_codes()) names.insert(std::string(to_string(code)));
   for (const Row& row : exit_code_table())
     EXPECT_EQ(names.count(row.kind), 1U) << "| " << row.code << " | " << row.kind;
@@ -95,6 +95,15 @@ TEST(ExitCodeFor, BrokenPipeIsTheShellsSigpipeStatusAndDocumented) {
   bool found = false;
   for (const Row& row : exit_code_table()) found = found || (row.code == "141" && row.kind == "broken_pipe");
   EXPECT_TRUE(found);
+}
+
+TEST(ExitCodeFor, WaitTimeoutIsTimeoutsNumberAndDocumented) {
+  EXPECT_EQ(kExitWaitTimedOut, 124);
+  const std::string number = std::to_string(kExitWaitTimedOut);
+  bool found = false;
+  for (const Row& row : exit_code_table()) found = found || (row.code == number && row.kind == "timed_out");
+  EXPECT_TRUE(found) << "docs/exit-codes.md has no row `| 124 | timed_out | ... |`";
+  for (const ErrorCode code : all_error_codes()) EXPECT_NE(exit_code_for(code), kExitWaitTimedOut) << to_string(code);
 }
 
 TEST(ExitCodeFor, InterruptedIsTheShellsSigintStatus) {

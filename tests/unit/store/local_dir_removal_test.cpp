@@ -76,6 +76,21 @@ TEST(LocalDirRemoval, RemovesEverythingHfgetWroteAndTheDirectory) {
             (std::map<std::string, std::uintmax_t>{{"sibling", 0}, {"sibling/keep.txt", 4}}));
 }
 
+TEST(LocalDirRemoval, RemovesAnInterruptedDownloadWholeWithTheLocksOfFilesThatNeverArrived) {
+  const TempDir parent;
+  const std::filesystem::path dir = parent / "model";
+  hfget_download(dir, {"config.json", "sub/model.safetensors"});
+  // Interrupted: the shard never arrived; its lock (taken before fetching) and its partial file are there.
+  std::filesystem::remove(dir / "sub/model.safetensors");
+  std::filesystem::remove(dir / ".cache/huggingface/download/sub/model.safetensors.metadata");
+  write_file(dir / ".cache/huggingface/download/sub/model.safetensors.0123456789abcdef.hfget-partial", "part");
+  const LocalDirRemoval removal = remove_local_dir_download(dir);
+  EXPECT_EQ(removal.plan.files, (std::vector<std::string>{"config.json"}));
+  EXPECT_TRUE(removal.left.empty()) << removal.left.front();
+  EXPECT_TRUE(removal.directory_removed);
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
 TEST(LocalDirRemoval, KeepsFilesItDidNotWriteAndTheDirectoryHoldingThem) {
   const TempDir dir;
   hfget_download(dir.path(), {"config.json", "model.safetensors", "edited.txt", "never-arrived.bin"});
@@ -91,13 +106,11 @@ TEST(LocalDirRemoval, KeepsFilesItDidNotWriteAndTheDirectoryHoldingThem) {
   EXPECT_EQ(removal.plan.kept[0].path, "edited.txt");
   EXPECT_EQ(removal.plan.kept[0].reason, "modified after the download");
   EXPECT_FALSE(removal.directory_removed);
-  // The edited file keeps its metadata; hfget's record, trees and state are gone.
+  // The edited file keeps its metadata; the locks hfget took, the metadata of what is not there, hfget's
+  // record, trees and state are gone.
   EXPECT_EQ(removal.left,
-            (std::vector<std::string>{
-                ".cache/huggingface/.gitignore", ".cache/huggingface/CACHEDIR.TAG",
-                ".cache/huggingface/download/edited.txt.lock", ".cache/huggingface/download/edited.txt.metadata",
-                ".cache/huggingface/download/never-arrived.bin.lock",
-                ".cache/huggingface/download/never-arrived.bin.metadata", "edited.txt", "notes.txt"}));
+            (std::vector<std::string>{".cache/huggingface/.gitignore", ".cache/huggingface/CACHEDIR.TAG",
+                                      ".cache/huggingface/download/edited.txt.metadata", "edited.txt", "notes.txt"}));
 }
 
 TEST(LocalDirRemoval, KeepsAUsersFileThatAForgedRecordAndMetadataName) {

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// The reserved record: a spare of fixed size, overwritten in place under a flock, then exchanged with the record.
+// The spare is (re)created, and its blocks allocated, only while that still works: on the first write (the
+// download has just checked the free space) and after a fallback rename consumed it.
+#include "util/reserved_record_file.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>  // renameat2 (glibc ≥ 2.28)
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "util/atomic_file.hpp"
+#include "util/unique_fd.hpp"
+
+namespace hfget::util {
+namespace {
+
+void write_all_at_start(int fd, std::string_view data, const std::filesystem::path& path) {
+  std::size_t written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::pwrite(fd, data.data() + written, data.size() - written, static_cast<off_t>(written));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_file_error("cannot write", path, errno);
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+// The spare, opened and locked: the flock is taken on the inode that carries the spare's name once it is held
+// (another writer may have exchanged it meanwhile; then the name now belongs to the other inode).
+UniqueFd open_locked_spare(const std::filesystem::path& spare) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    UniqueFd fd(::open(spare.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!fd.valid()) throw_file_error("cannot open", spare, errno);
+    while (::flock(fd.get(), LOCK_EX) != 0) {
+      if (errno != EINTR) throw_file_error("cannot lock", spare, errno);
+    }
+    struct stat held {};
+    struct stat named {};
+    if (::fstat(fd.get(), &held) != 0) throw_file_error("cannot stat", spare, errno);
+    if (::stat(spare.c_str(), &named) == 0 && named.st_ino == held.st_ino && named.st_dev == held.st_dev) return fd;
+  }
+  throw_file_error("cannot lock", spare, EBUSY);
+}
+
+std::string padded(std::string_view content, std::size_t capacity) {
+  std::string text(content);
+  text.resize(capacity - 1, ' ');
+  text += '\n';
+  return text;
+}
+
+// Fills the spare to its full size, so that its blocks are allocated for the next write. Best effort.
+void reserve_spare(const std::filesystem::path& spare, std::string_view content) {
+  try {
+    const UniqueFd fd = open_locked_spare(spare);
+    write_all_at_start(fd.get(), content, spare);
+  } catch (const std::exception&) {
+    // No reservation: the next write creates the spare, and needs free space for it.
+  }
+}
+
+}  // namespace
+
+ReservedRecordFile::ReservedRecordFile(std::filesystem::path path, std::size_t capacity)
+    : path_(std::move(path)), spare_path_(path_.string() + ".spare"), capacity_(capacity) {}
+
+void ReservedRecordFile::write(std::string_view content) {
+  if (content.size() + 1 > capacity_) {
+    write_file_atomically(path_, content);
+    return;
+  }
+  const std::string text = padded(content, capacity_);
+  const UniqueFd spare = open_locked_spare(spare_path_);
+  write_all_at_start(spare.get(), text, spare_path_);
+  struct stat info {};
+  if (::fstat(spare.get(), &info) == 0 && static_cast<std::size_t>(info.st_size) > capacity_) {
+    static_cast<void>(::ftruncate(spare.get(), static_cast<off_t>(capacity_)));  // a larger capacity before
+  }
+  if (::fdatasync(spare.get()) != 0) throw_file_error("cannot write", spare_path_, errno);
+  if (::renameat2(AT_FDCWD, spare_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
+    // The old record is the spare now; one an older version wrote is smaller than the capacity.
+    struct stat old_record {};
+    if (::stat(spare_path_.c_str(), &old_record) == 0 && static_cast<std::size_t>(old_record.st_size) < capacity_) {
+      reserve_spare(spare_path_, text);
+    }
+    return;
+  }
+  const int exchange_error = errno;
+  // No record yet (the first write), or a filesystem without the exchange: the spare becomes the record, and a
+  // new spare is reserved while there is room for it.
+  if (exchange_error != ENOENT && exchange_error != EINVAL && exchange_error != ENOSYS &&
+      exchange_error != EOPNOTSUPP) {
+    throw_file_error("cannot replace", path_, exchange_error);
+  }
+  if (::rename(spare_path_.c_str(), path_.c_str()) != 0) throw_file_error("cannot replace", path_, errno);
+  reserve_spare(spare_path_, text);
+}
+
+}  // namespace hfget::util
