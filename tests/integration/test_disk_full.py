@@ -328,7 +328,7 @@ class DiskFullTest(HfgetTestCase):
         launch = self.hub.run_hfget(["download", REPO, *where, "--no-space-check", "--max-workers", "1", "--detach"],
                                     home=home, timeout=30)
         self.assertExit(launch, 0)
-        match = re.search(r"PID (\d+), log (.+)$", launch.stdout.strip())
+        match = re.search(r"PID (\d+), log (.+)$", launch.stderr.strip())  # stdout holds only the path
         self.assertIsNotNone(match, launch.describe())
         self.addCleanup(stop_hfget, int(match.group(1)))
         log = match.group(2)
