@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include "hfget/error.hpp"
-#include "hub/repo_reference.hpp"
 
 namespace hfget::cli {
 
@@ -62,7 +61,7 @@ NamedRepo named_repo(const std::string& text, const HubFlags& flags, const std::
                      const std::string& endpoint) {
   const std::optional<RepoType> type_flag =
       flags.repo_type_given ? std::optional<RepoType>(repo_type_from(flags.repo_type)) : std::nullopt;
-  hub::RepoReference reference = hub::parse_repo_reference(text, type_flag);
+  RepoReference reference = parse_repo_reference(text, type_flag);
   NamedRepo named{std::move(reference.repo), revision};
   if (reference.revision) {
     if (revision_given && revision != *reference.revision) {

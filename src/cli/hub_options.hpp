@@ -55,7 +55,7 @@ struct NamedRepo {
   std::string revision;
 };
 
-/// The repo and revision a command names: its repo argument in any spelling hub::parse_repo_reference reads
+/// The repo and revision a command names: its repo argument in any spelling parse_repo_reference reads
 /// ("datasets/org/x", "hf://org/x@rev", a Hub page URL), with --repo-type and --revision when given.
 /// Error{kUsage} when the text and a flag disagree; a warning when a URL names another host than `endpoint`
 /// (the token goes only to the endpoint the user configured, never to a host taken from a pasted URL).

@@ -19,6 +19,7 @@
 #include <system_error>
 
 #include "cli/cache_commands.hpp"
+#include "cli/command_suggestion.hpp"
 #include "cli/download_command.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/ls_command.hpp"
@@ -28,7 +29,6 @@
 #include "cli/verify_command.hpp"
 #include "hfget/error.hpp"
 #include "hfget/library.hpp"
-#include "util/closest_match.hpp"
 
 namespace {
 
@@ -77,7 +77,7 @@ std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
     if (!word.starts_with("--")) continue;
     const std::string flag(word.substr(0, word.find('=')));
     if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
-    if (const std::optional<std::string> near = hfget::util::closest_match(flag, known)) {
+    if (const std::optional<std::string> near = hfget::cli::closest_match(flag, known)) {
       out += "hfget: unknown flag " + flag + "; did you mean " + *near + "?\n";
     }
   }
@@ -114,7 +114,7 @@ int run(int argc, char** argv) {
     return hfget::cli::kExitSuccess;
   }
   if (const std::optional<std::string> typed = unknown_command(app, argc, argv)) {
-    const std::optional<std::string> near = hfget::util::closest_match(*typed, command_names(app));
+    const std::optional<std::string> near = hfget::cli::closest_match(*typed, command_names(app));
     std::fprintf(stderr, "hfget: error: unknown command '%s'%s\n%s\n", hfget::detail::printable_message(*typed).c_str(),
                  near ? ("; did you mean '" + *near + "'?").c_str() : "", kHelpHint);
     return hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);

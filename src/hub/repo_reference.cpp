@@ -2,14 +2,13 @@
 // Where a URL or an hf:// path carries more than a repo (a file, a folder), it is refused, not guessed at:
 // `hfget download` takes files as separate arguments, and silently fetching a whole repo for a pasted file
 // URL would be a 500 GB surprise.
-#include "hub/repo_reference.hpp"
-
 #include <vector>
 
 #include "hfget/error.hpp"
+#include "hfget/repo.hpp"
 #include "util/percent_encode.hpp"
 
-namespace hfget::hub {
+namespace hfget {
 namespace {
 
 std::vector<std::string_view> split_path(std::string_view path) {
@@ -112,4 +111,4 @@ RepoReference parse_repo_reference(std::string_view text, std::optional<RepoType
   return reference;
 }
 
-}  // namespace hfget::hub
+}  // namespace hfget

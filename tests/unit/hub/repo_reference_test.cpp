@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "hub/repo_reference.hpp"
-
 #include <gtest/gtest.h>
 
 #include "hfget/error.hpp"
+#include "hfget/repo.hpp"
 
-namespace hfget::hub {
+namespace hfget {
 namespace {
 
 ErrorCode code_of(std::string_view text, std::optional<RepoType> type = std::nullopt) {
@@ -105,4 +104,4 @@ TEST(ParseRepoReference, InvalidIdsStayInvalid) {
 }
 
 }  // namespace
-}  // namespace hfget::hub
+}  // namespace hfget

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "util/closest_match.hpp"
+#include "cli/command_suggestion.hpp"
 
 #include <algorithm>
 
-namespace hfget::util {
+namespace hfget::cli {
 namespace {
 
 // Optimal string alignment distance: Levenshtein plus the swap of two neighbours, the commonest typo
@@ -42,4 +42,4 @@ std::optional<std::string> closest_match(std::string_view typed, const std::vect
   return best;
 }
 
-}  // namespace hfget::util
+}  // namespace hfget::cli

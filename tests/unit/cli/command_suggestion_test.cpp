@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "util/closest_match.hpp"
+#include "cli/command_suggestion.hpp"
 
 #include <gtest/gtest.h>
 
-namespace hfget::util {
+namespace hfget::cli {
 namespace {
 
 const std::vector<std::string> kCommands{"download", "verify", "status", "wait", "ls", "cache", "rm"};
@@ -28,4 +28,4 @@ TEST(ClosestMatch, FlagsToo) {
 }
 
 }  // namespace
-}  // namespace hfget::util
+}  // namespace hfget::cli
