@@ -90,6 +90,8 @@ class CacheLayout final : public Layout {
 
   bool is_complete(const RemoteFile& file) const override { return regular_file_has_size(blob_path(file), file.size); }
 
+  std::filesystem::path content_path(const RemoteFile& file) const override { return blob_path(file); }
+
   void link_existing(const RemoteFile& file) override {
     remove_leftovers(file);
     const std::filesystem::path relative(file.path);

@@ -23,7 +23,9 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   for (std::size_t i = 0; i < plan.size(); ++i) {
     if (plan[i].complete) continue;
     todo.push_back(i);
-    jobs.push_back(std::make_unique<transfer::FileJob>(plan[i].file, layout, progress));
+    jobs.push_back(std::make_unique<transfer::FileJob>(
+        plan[i].file, layout, progress,
+        FileJobSettings{plan[i].replace || options.force_download, options.max_attempts, options.retry_base_delay}));
   }
   FetchResults results;
   results.errors.resize(plan.size());

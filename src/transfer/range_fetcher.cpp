@@ -263,12 +263,12 @@ void RangeFetcher::fetch(RangeTask& task) {
 
     // A CDN that limits connections per file answers 429 to the extra ones: use fewer for this file.
     if (answered && response.status == 429) job.note_refusal();
-    const std::string* retry_after = response.header("retry-after");
+    const std::optional<http::RequestedWait> requested = answered ? http::requested_wait(response) : std::nullopt;
+    if (requested) reason += " (" + requested->why + ")";
     const auto announce = [&](std::chrono::milliseconds delay) {
       progress_.on_retry(file, retrier.attempts_failed(), reason, delay);
     };
-    if (!retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt,
-                                   announce)) {
+    if (!retrier.wait_before_retry(attempt, requested ? std::optional(requested->wait) : std::nullopt, announce)) {
       if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
       const std::string limit = retrier.out_of_time() ? fmt::format(" and {}s without progress (--retry-max-time)",
                                                                     retrier.max_time().count())
