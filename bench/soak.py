@@ -17,7 +17,7 @@ Counted: corrupt outputs (a file under its final name whose bytes differ from th
 give-ups (a run that exited non-zero although every fault is transient: must be 0), plus exit codes, faults
 injected by kind, kills, files fetched again after a hash mismatch, and time. The Hub emulator serves the
 bodies itself (its CDN), since nginx cannot inject faults. Bounded: every hfget run has a timeout, and the
-soak stops after --budget seconds (default 900) with what it has. Everything runs on 127.0.0.1 and is
+soak stops after --budget seconds (default 1200) with what it has. Everything runs on 127.0.0.1 and is
 removed at the end.
 """
 from __future__ import annotations
@@ -70,12 +70,12 @@ def matrix_mixed(seed: int) -> list[dict]:
 def soak_faults(seed: int) -> list[dict]:
     rules = [
         {"kind": "status", "status": 503, "target": "resolve", "probability": 0.04},
-        {"kind": "status", "status": 429, "target": "resolve", "ratelimit_reset": 1, "probability": 0.02},
+        {"kind": "status", "status": 429, "target": "resolve", "ratelimit_reset": 1, "probability": 0.01},
         {"kind": "drop", "after_bytes": 40000, "probability": 0.08},
         {"kind": "status", "status": 500, "probability": 0.04},
         {"kind": "status", "status": 503, "probability": 0.04},
         {"kind": "status", "status": 429, "retry_after": 1, "probability": 0.03},
-        {"kind": "stall", "after_bytes": 20000, "seconds": 4, "probability": 0.02},
+        {"kind": "stall", "after_bytes": 20000, "seconds": 4, "probability": 0.01},
         {"kind": "flip", "offset": -1, "probability": 0.08},
         {"kind": "expire", "probability": 0.2},
     ]
@@ -148,7 +148,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--hfget", default=str(ROOT / "build" / "hfget"))
     parser.add_argument("--timeout", type=float, default=180, help="seconds allowed per hfget run")
-    parser.add_argument("--budget", type=float, default=900, help="seconds for the whole soak (then it stops)")
+    parser.add_argument("--budget", type=float, default=1200, help="seconds for the whole soak (then it stops)")
     parser.add_argument("--json-out", help="write the figures as JSON here too")
     args = parser.parse_args()
     os.environ["HFGET_BIN"] = str(Path(args.hfget).resolve())
@@ -186,7 +186,7 @@ def main() -> int:
             part("mixed faults (16 x 8 MiB, 25 faults a run)", args.matrix_runs,
                  lambda soak, run: soak.one(f"mixed run {run}", "soak/matrix", "cache" if run % 2 else "local",
                                             matrix_mixed(args.seed * 1000 + run), matrix_args))
-            soak_args = ["--chunk-size", "128KiB", "--connections", "4", "--retries", "8", "--stall-timeout", "2",
+            soak_args = ["--chunk-size", "256KiB", "--connections", "4", "--retries", "8", "--stall-timeout", "2",
                          "--progress", "json"]
             part("soak (every fault at once, kill -9 in one run of three)", args.runs,
                  lambda soak, run: soak.one(f"soak run {run}", "soak/small", "cache" if run % 2 else "local",

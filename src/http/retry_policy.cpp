@@ -69,8 +69,8 @@ std::optional<RequestedWait> requested_wait(const HttpResponse& response) {
     if (const std::string* rate_limit = response.header("ratelimit")) {
       if (const std::optional<std::chrono::seconds> reset = parse_rate_limit_reset(*rate_limit)) {
         const std::chrono::seconds wait = std::min(*reset + std::chrono::seconds(1), kMaxRetryAfter);
-        return RequestedWait{wait,
-                             fmt::format("rate limited: the quota resets in {}s (RateLimit header)", reset->count())};
+        return RequestedWait{
+            wait, fmt::format("rate limited: the quota resets in {}s (RateLimit header)", reset->count()), true};
       }
     }
   }

@@ -40,7 +40,8 @@ std::optional<std::chrono::seconds> parse_rate_limit_reset(std::string_view head
 /// The wait a server asked for before the next attempt, and why, in words for the retry line.
 struct RequestedWait {
   std::chrono::seconds wait{0};
-  std::string why;  // "rate limited (RateLimit: quota resets in 55s)", "Retry-After: 3"
+  std::string why;             // "rate limited: the quota resets in 55s (RateLimit header)"
+  bool quota_used_up = false;  // a RateLimit header said so: it holds for the client's other requests too
 };
 /// For a 429 whose RateLimit header says the quota is used up: its reset time plus one second (the window
 /// may not have turned yet when the clocks differ; huggingface_hub adds the same second); else an integer

@@ -144,6 +144,23 @@ class FaultTest(HfgetTestCase):
         self.assertGreaterEqual(resolves[1]["time"] - resolves[0]["time"], 1.9, "waited for the quota's reset + 1 s")
         self.assertIn("rate limited: the quota resets in 1s", result.stderr)
 
+    def test_a_used_up_quota_holds_every_connections_requests_to_the_hub(self):
+        # The quota is the client's, not one request's. Two connections start the first two files at once:
+        # .gitattributes gets 429 "quota used up, resets in 2 s"; README.md's answer stalls for 1 s and
+        # breaks. Its retry must wait for the reset too, instead of spending another request of the quota.
+        result, cache = self.download_with(
+            [{"path": ".gitattributes", "kind": "status", "status": 429, "target": "resolve", "ratelimit_reset": 2},
+             {"path": "README.md", "kind": "stall", "after_bytes": 10, "seconds": 1}],
+            "--connections", "2", "--max-workers", "2")
+        self.assertDownloadedCorrectly(result, cache)
+        resolves = [r for r in self.hub.hub_requests() if "/resolve/" in r["path"]]
+        limited = next(r for r in resolves if r["status"] == 429)
+        readme = [r["time"] - limited["time"] for r in resolves if r["file"] == "README.md"]
+        self.assertEqual(len(readme), 2, "README.md: the stalled request and its retry")
+        self.assertGreaterEqual(readme[1], 2.9, "the retry waited for the quota's reset (2 s + 1 s)")
+        during = [r["file"] for r in resolves if limited["time"] + 0.3 < r["time"] < limited["time"] + 2.9]
+        self.assertEqual(during, [], "no request to the Hub while its quota is used up")
+
     def test_api_429_with_a_used_up_rate_limit_waits_for_its_reset_and_says_so(self):
         result, cache = self.download_with([{"path": "*", "kind": "status", "status": 429, "target": "api",
                                              "ratelimit_reset": 1}])

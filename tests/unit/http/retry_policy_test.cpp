@@ -196,6 +196,7 @@ TEST(RequestedWait, A429WithAUsedUpQuotaWaitsForItsResetAndSaysSo) {
   const std::optional<RequestedWait> wait = requested_wait(response);
   ASSERT_TRUE(wait.has_value());
   EXPECT_EQ(wait->wait, seconds(8)) << "one second more, as huggingface_hub";
+  EXPECT_TRUE(wait->quota_used_up);
   EXPECT_NE(wait->why.find("rate limited"), std::string::npos) << wait->why;
   EXPECT_NE(wait->why.find("7s"), std::string::npos) << wait->why;
 }
@@ -207,6 +208,7 @@ TEST(RequestedWait, RetryAfterOtherwiseAndNothingWithoutHeaders) {
   response.headers["retry-after"] = "3";
   ASSERT_TRUE(requested_wait(response).has_value());
   EXPECT_EQ(requested_wait(response)->wait, seconds(3));
+  EXPECT_FALSE(requested_wait(response)->quota_used_up);
   response.headers.erase("retry-after");
   EXPECT_FALSE(requested_wait(response).has_value());
   HttpResponse server_error;
