@@ -42,12 +42,17 @@ def refetch_events(events: list[dict]) -> list[dict]:
             and "mismatch" in e.get("message", "")]
 
 
+# Names that are never final: partial files, journals, and the temporaries an atomic write (a journal's
+# rewrite, say) renames into place, which a kill -9 can leave behind for the next run to remove.
+NOT_FINAL_SUFFIXES = (*PARTIAL_SUFFIXES, ".hfget-tmp")
+
+
 def corrupt_published(target: Path, layout: str, repo: str, files: dict) -> list[str]:
     """Every file under a final name whose bytes differ from the source (or that should not exist)."""
     bad = []
     if layout == "local":
         for name in files_under(target):
-            if name.startswith(".cache/") or name.endswith(PARTIAL_SUFFIXES):
+            if name.startswith(".cache/") or name.endswith(NOT_FINAL_SUFFIXES):
                 continue
             source = files.get(name)
             if source is None:
@@ -58,7 +63,7 @@ def corrupt_published(target: Path, layout: str, repo: str, files: dict) -> list
     by_etag = {f.etag: f for f in files.values()}
     repo_dir = target / repo_folder_name(repo)
     for name in files_under(repo_dir / "blobs"):
-        if name.endswith(PARTIAL_SUFFIXES):
+        if name.endswith(NOT_FINAL_SUFFIXES):
             continue
         source = by_etag.get(name)
         if source is None:
