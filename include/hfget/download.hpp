@@ -46,6 +46,11 @@ struct DownloadOptions {
   std::chrono::milliseconds retry_base_delay{1000};
   std::optional<std::filesystem::path> ca_bundle;
   std::optional<std::filesystem::path> ca_path;
+  /// Fetch every selected file again, even those complete on disk (`hf download --force-download`).
+  bool force_download = false;
+  /// Hash every selected file found complete on disk first, and fetch again exactly those that fail
+  /// (`download --verify`: the repair of a file that rotted or was edited after it was published).
+  bool verify_present = false;
   bool check_space = true;    // refuse to start when the bytes still needed exceed the free space
   bool wait_for_lock = true;  // queue behind another hfget on the same target, else fail with kBusy
 };
@@ -60,6 +65,7 @@ std::optional<long> target_holder(const DownloadOptions& options);
 struct PlannedFile {
   RemoteFile file;
   bool complete = false;  // already on disk and intact: no request
+  bool replace = false;   // on disk, but fetched again and renamed over it (--force-download, or failed --verify)
 };
 
 struct DownloadReport {
@@ -70,10 +76,12 @@ struct DownloadReport {
   std::uint64_t bytes_received = 0;  // over the network in this run
   std::size_t files_fetched = 0;
   std::size_t files_already_complete = 0;
+  std::size_t files_hashed_on_disk = 0;     // of those, hashed in this run (--verify); the others were trusted
+  std::size_t files_repaired = 0;           // found complete but failing their hash (--verify): fetched again
   std::uint64_t bytes_to_fetch = 0;         // still needed: selected minus complete files minus partial bytes
   std::optional<std::uint64_t> free_bytes;  // on the target's filesystem, when known
   std::chrono::duration<double> elapsed{};
-  VerifyReport checks;  // the checks run at the end (no re-hash: every byte was hashed on arrival)
+  VerifyReport checks;  // the checks run at the end (no re-hash: fetched bytes were hashed on arrival)
 };
 
 /// What `--detach` checks before it leaves: the options, and that the repo and revision exist and the token

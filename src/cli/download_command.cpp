@@ -66,6 +66,8 @@ struct DownloadFlags {
   // `hf download` / huggingface-cli spellings a deploy script may carry; accepted, warned about, no effect.
   bool resume_download = false;
   std::string local_dir_use_symlinks;
+  bool force_download = false;
+  bool verify_present = false;
 };
 
 DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env) {
@@ -106,6 +108,8 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.retry_base_delay = env.retry_base_delay;
   options.check_space = !flags.no_space_check;
   options.wait_for_lock = !flags.no_wait;
+  options.force_download = flags.force_download;
+  options.verify_present = flags.verify_present;
   return options;
 }
 
@@ -195,8 +199,30 @@ void print_plan(const DownloadReport& report) {
   fmt::print("{:<60} {:>16} {:>12}  {}\n", "FILE", "BYTES", "SIZE", "ACTION");
   for (const PlannedFile& planned : report.files) {
     fmt::print("{:<60} {:>16} {:>12}  {}\n", planned.file.path, planned.file.size,
-               util::format_binary_bytes(planned.file.size), planned.complete ? "present" : "download");
+               util::format_binary_bytes(planned.file.size),
+               planned.complete  ? "present"
+               : planned.replace ? "replace"
+                                 : "download");
   }
+}
+
+// What the hash check covered in this run, said of the bytes it was true of: a file found complete by an
+// earlier run is trusted, not re-hashed, unless --verify asked for it.
+std::string hashing_summary(const DownloadReport& report, const DownloadOptions& options) {
+  const std::size_t trusted =
+      options.offline ? report.files.size() : report.files_already_complete - report.files_hashed_on_disk;
+  const std::size_t hashed = report.files.size() - trusted;
+  std::string said;
+  if (hashed > 0) {
+    said = fmt::format("{} file(s) hashed in this run", hashed);
+    if (report.files_hashed_on_disk > 0)
+      said += fmt::format(" ({} of them read back from the disk)", report.files_hashed_on_disk);
+  }
+  if (trusted > 0) {
+    said += fmt::format("{}{} file(s) found complete and trusted, not re-hashed (--verify hashes them)",
+                        said.empty() ? "" : "; ", trusted);
+  }
+  return said;
 }
 
 // The closing lines: on stderr (unless -q or JSON) and in the --log-file, whatever stderr shows.
@@ -217,6 +243,9 @@ void print_summary(const DownloadReport& report, const DownloadOptions& options,
                   options.offline ? "found" : "fetched", report.files.size(),
                   util::format_bytes_both(report.bytes_selected), report.files_fetched,
                   util::format_bytes_both(report.bytes_received), seconds, rate, report.files_already_complete));
+  if (report.files_repaired > 0) {
+    say(fmt::format("repaired {} file(s) that failed their hash on disk", report.files_repaired));
+  }
   std::string passed;
   for (const CheckResult& check : report.checks.checks) {
     if (check.status == CheckStatus::kPass) passed += (passed.empty() ? "" : ", ") + check.name;
@@ -225,8 +254,8 @@ void print_summary(const DownloadReport& report, const DownloadOptions& options,
     }
   }
   if (!passed.empty()) {
-    say(fmt::format("checks passed: {} (shards {}/{}; every byte hashed on arrival)", passed,
-                    report.checks.shards_present, report.checks.shards_expected));
+    say(fmt::format("checks passed: {} (shards {}/{}; {})", passed, report.checks.shards_present,
+                    report.checks.shards_expected, hashing_summary(report, options)));
   }
 }
 
@@ -359,6 +388,12 @@ DownloadCommand add_download_command(CLI::App& app) {
   command->add_flag("--no-wait", flags->no_wait,
                     "Fail (exit 10) instead of waiting when another hfget holds the target");
   command->add_flag("--dry-run", flags->dry_run, "Print what would be downloaded, write nothing");
+  CLI::Option* force = command->add_flag("--force-download", flags->force_download,
+                                         "Download every selected file again, even if already complete");
+  command
+      ->add_flag("--verify", flags->verify_present,
+                 "Hash the files already on disk and download again exactly those that fail (repair)")
+      ->excludes(force);
   command->add_flag("-q,--quiet", flags->quiet, "No progress; errors only on stderr");
   command->add_flag("-v,--verbose", flags->verbose, "Log every request (tokens are never printed)");
   command->add_flag("--json", flags->json,

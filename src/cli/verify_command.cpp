@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -67,6 +69,23 @@ VerifyReport verify_with_progress(VerifyOptions& options, const VerifyFlags& fla
   return verify_snapshot(options, std::move(stop));
 }
 
+// A file that is missing, the wrong size or the wrong bytes is fixed by fetching it again: name the command
+// that does so for exactly those files. A local dir does not record its repo id, so the user fills it in.
+void print_repair_hint(const VerifyReport& report, const VerifyFlags& flags, const Target& target) {
+  const bool refetchable = std::any_of(report.problems.begin(), report.problems.end(), [](const FileProblem& problem) {
+    return problem.check == "completeness" || problem.check == "sizes" || problem.check == "hashes" ||
+           problem.check == "safetensors_headers";
+  });
+  if (!refetchable) return;
+  std::string command = "hfget download " + (target.local_dir ? std::string("REPO_ID") : target.repo.name);
+  if (flags.repo_type != "model") command += " --repo-type " + flags.repo_type;
+  if (flags.revision != "main") command += " --revision " + flags.revision;
+  if (target.local_dir) command += " --local-dir " + target.local_dir->string();
+  if (!target.local_dir && !flags.cache_dir.empty()) command += " --cache-dir " + target.cache_dir.string();
+  std::fprintf(stderr, "hfget: to repair: %s --verify (hashes the files on disk, downloads again those that fail)\n",
+               command.c_str());
+}
+
 int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   const HubEnvironment env = HubEnvironment::from_process_environment();
   const Target target = resolve_target(flags.target, flags.repo_type, flags.cache_dir, env);
@@ -102,6 +121,7 @@ int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   const std::string rendered = flags.json ? render_verify_report_json(report) : render_verify_report_text(report);
   std::fputs(rendered.c_str(), stdout);
   std::fflush(stdout);
+  if (!report.ok()) print_repair_hint(report, flags, target);
   return report.ok() ? kExitSuccess : exit_code_for(ErrorCode::kVerificationFailed);
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "http/retry_policy.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -42,6 +44,46 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
   if (error != std::errc() || end != value.data() + value.size() || seconds < 0) return std::nullopt;
   return std::min(std::chrono::seconds(seconds), kMaxRetryAfter);
+}
+
+std::optional<std::chrono::seconds> parse_rate_limit_reset(std::string_view value) {
+  // `"name";r=<remaining>;t=<seconds>`: parameters separated by ';', in any order; the quoted name first.
+  std::optional<long long> remaining;
+  std::optional<long long> reset;
+  while (!value.empty()) {
+    const std::size_t end = std::min(value.find(';'), value.size());
+    std::string_view item = value.substr(0, end);
+    value.remove_prefix(end == value.size() ? end : end + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.size() < 3 || item[1] != '=' || (item[0] != 'r' && item[0] != 't') || item.size() > 12) continue;
+    long long number = 0;
+    const std::string_view digits = item.substr(2);
+    const auto [last, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+    if (error != std::errc() || last != digits.data() + digits.size() || number < 0) return std::nullopt;
+    (item[0] == 'r' ? remaining : reset) = number;
+  }
+  if (!remaining || !reset || *remaining != 0) return std::nullopt;
+  return std::min(std::chrono::seconds(*reset), kMaxRetryAfter);
+}
+
+std::optional<RequestedWait> requested_wait(const HttpResponse& response) {
+  if (response.status == 429) {
+    if (const std::string* rate_limit = response.header("ratelimit")) {
+      if (const std::optional<std::chrono::seconds> reset = parse_rate_limit_reset(*rate_limit)) {
+        const std::chrono::seconds wait = std::min(*reset + std::chrono::seconds(1), kMaxRetryAfter);
+        return RequestedWait{
+            wait, fmt::format("rate limited: the quota resets in {}s (RateLimit header)", reset->count()), true};
+      }
+    }
+  }
+  if (const std::string* retry_after = response.header("retry-after")) {
+    if (const std::optional<std::chrono::seconds> wait = parse_retry_after(*retry_after)) {
+      return RequestedWait{*wait, fmt::format("{}the server asks to wait {}s (Retry-After)",
+                                              response.status == 429 ? "rate limited: " : "", wait->count())};
+    }
+  }
+  return std::nullopt;
 }
 
 std::chrono::milliseconds backoff_delay(int attempt_number, std::chrono::milliseconds base,

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "http/easy_request.hpp"
@@ -34,6 +35,22 @@ inline constexpr std::chrono::seconds kMaxRetryAfter{60};
 /// Seconds from a Retry-After header: delay-seconds only (HTTP-dates are rare on the Hub and CDNs);
 /// capped at kMaxRetryAfter.
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view header_value);
+
+/// The seconds until the quota resets, from a `RateLimit` header (IETF draft, as the Hub sends it:
+/// `"api";r=0;t=55`), when it says no request is left (r=0); nullopt otherwise or when it does not parse.
+/// Capped at kMaxRetryAfter.
+std::optional<std::chrono::seconds> parse_rate_limit_reset(std::string_view header_value);
+
+/// The wait a server asked for before the next attempt, and why, in words for the retry line.
+struct RequestedWait {
+  std::chrono::seconds wait{0};
+  std::string why;             // "rate limited: the quota resets in 55s (RateLimit header)"
+  bool quota_used_up = false;  // a RateLimit header said so: it holds for the client's other requests too
+};
+/// For a 429 whose RateLimit header says the quota is used up: its reset time plus one second (the window
+/// may not have turned yet when the clocks differ; huggingface_hub adds the same second); else an integer
+/// Retry-After, on any status. Both capped at kMaxRetryAfter.
+std::optional<RequestedWait> requested_wait(const HttpResponse& response);
 
 /// Exponential backoff with full jitter: a uniform draw in [0, min(cap, base * 2^(attempt-1))], but never less
 /// than the server's Retry-After. `unit_random` is a draw in [0, 1).

@@ -108,18 +108,18 @@ HubClient::JsonAnswer HubClient::with_retries(const std::function<JsonAnswer()>&
     if (response.failure == http::TransportFailure::kNone) answered_ = true;
     if (usable(answer)) return answer;
     const http::Attempt attempt{response.failure, response.status, first_contact};
-    const std::string* retry_after = response.header("retry-after");
+    const std::optional<http::RequestedWait> requested = http::requested_wait(response);
     // Said at once and on the terminal too: a wrong HF_ENDPOINT or a dead proxy would otherwise look like a
     // hang for the whole backoff (about a minute with the default --retries).
     const auto announce = [&](std::chrono::milliseconds delay) {
       const std::string said = response.failure == http::TransportFailure::kNone
-                                   ? fmt::format("the Hub answered HTTP {} to {}", response.status, answer.final_url)
+                                   ? fmt::format("the Hub answered HTTP {} to {}{}", response.status, answer.final_url,
+                                                 requested ? " (" + requested->why + ")" : "")
                                    : std::string(transport_error(response, answer.final_url).what());
       spdlog::warn("{}; retrying in {:.1f}s (attempt {} of {})", said, static_cast<double>(delay.count()) / 1000.0,
                    retrier.attempts_failed() + 1, retrier.max_attempts());
     };
-    if (retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt,
-                                  announce)) {
+    if (retrier.wait_before_retry(attempt, requested ? std::optional(requested->wait) : std::nullopt, announce)) {
       continue;
     }
     if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");

@@ -144,6 +144,8 @@ class CacheLayout final : public Layout {
     return true;
   }
 
+  std::filesystem::path content_path(const RemoteFile& file) const override { return blob_path(file); }
+
   void link_existing(const RemoteFile& file) override {
     remove_leftovers(file);
     if (holds_checked_copy(file)) return;

@@ -34,6 +34,8 @@ class Layout {
                        const std::string& revision) = 0;
   /// True when the file is already there, intact as far as size and recorded etag tell, so it needs no request.
   virtual bool is_complete(const RemoteFile& file) const = 0;
+  /// Where the file's bytes are once published: the blob in the cache, the file itself in a local dir.
+  virtual std::filesystem::path content_path(const RemoteFile& file) const = 0;
   /// Makes an already complete file visible at its path in this snapshot (cache symlink, local metadata),
   /// and removes what an interrupted earlier run may have left for it (partial file, journal).
   virtual void link_existing(const RemoteFile& file) = 0;

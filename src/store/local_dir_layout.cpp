@@ -77,6 +77,8 @@ class LocalDirLayout final : public Layout {
            published_.vouches_for(file.path, file.etag(), final_path);
   }
 
+  std::filesystem::path content_path(const RemoteFile& file) const override { return root_ / file.path; }
+
   bool adopt_unrecorded(const RemoteFile& file, const std::stop_token& stop) override {
     const std::filesystem::path final_path = root_ / file.path;
     if (!holds_listed_content(final_path, file, stop)) return false;

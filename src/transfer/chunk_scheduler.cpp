@@ -148,7 +148,7 @@ void ChunkScheduler::finish_file(std::unique_lock<std::mutex>& lock, FileState& 
   std::optional<Error> error;
   std::optional<FileJob::Outcome> outcome;
   try {
-    outcome = file.job->finish();
+    outcome = file.job->finish(stop_);
   } catch (const Error& failure) {
     error = failure;
   }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "hfget/error.hpp"
 #include "hub/hub_client.hpp"
@@ -21,6 +22,7 @@
 #include "transfer/offline_snapshot.hpp"
 #include "transfer/selection.hpp"
 #include "util/byte_size.hpp"
+#include "verify/file_hashing.hpp"
 #include "verify/snapshot_checks.hpp"
 
 namespace hfget {
@@ -101,7 +103,8 @@ int severity(ErrorCode code) {
 }
 
 // The checks of `hfget verify` on what was just downloaded, without re-reading the bytes: each was hashed
-// on arrival, and files found complete were trusted by size and recorded etag, as a re-run must be cheap.
+// on arrival, and files found complete were trusted by size and recorded etag, as a re-run must be cheap
+// (or were hashed just before, with --verify).
 VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFile>& selected,
                             const store::Layout& layout, const DownloadOptions& options, std::stop_token stop) {
   verify::SnapshotOnDisk on_disk;
@@ -123,7 +126,48 @@ VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFi
   return report;
 }
 
-[[noreturn]] void throw_failed_checks(const VerifyReport& report) {
+// --force-download: every file is fetched again, the copies on disk replaced only once the new bytes matched.
+void plan_to_replace_everything(std::vector<PlannedFile>& plan) {
+  for (PlannedFile& planned : plan) {
+    planned.replace = planned.complete;
+    planned.complete = false;
+  }
+}
+
+// --verify: the files found complete are hashed from the disk (all cores), and exactly those that fail are
+// fetched again. A plain re-run trusts them (size, and hfget's record in a local dir): bit rot or an edit
+// that kept the size and times would otherwise stay for ever.
+void plan_to_repair(std::vector<PlannedFile>& plan, const store::Layout& layout, DownloadReport& report,
+                    const std::stop_token& stop) {
+  std::vector<verify::HashJob> jobs;
+  std::vector<std::size_t> planned_index;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (!plan[i].complete) continue;
+    jobs.push_back({layout.content_path(plan[i].file), plan[i].file});
+    planned_index.push_back(i);
+  }
+  std::uint64_t bytes_hashed = 0;
+  const std::vector<verify::HashOutcome> outcomes =
+      verify::hash_files(jobs, std::max(1U, std::thread::hardware_concurrency()), bytes_hashed, stop);
+  if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    if (outcomes[k].matches) {
+      ++report.files_hashed_on_disk;
+      continue;
+    }
+    PlannedFile& planned = plan[planned_index[k]];
+    spdlog::warn("{}: {} on disk ({}); fetching it again", planned.file.path,
+                 outcomes[k].actual.empty() ? "unreadable"
+                                            : fmt::format("{} mismatch: expected {}, got {}", outcomes[k].algorithm,
+                                                          planned.file.etag(), outcomes[k].actual),
+                 outcomes[k].actual.empty() ? outcomes[k].error : "rotted or edited since it was published");
+    planned.complete = false;
+    planned.replace = true;
+    ++report.files_repaired;
+  }
+}
+
+[[noreturn]] void throw_failed_checks(const VerifyReport& report, const DownloadOptions& options) {
   std::string causes;
   for (std::size_t i = 0; i < report.problems.size() && i < 3; ++i) {
     causes += fmt::format("{}{}: {}", i == 0 ? "" : "; ", report.problems[i].path, report.problems[i].cause);
@@ -134,7 +178,13 @@ VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFi
       if (check.status == CheckStatus::kFail) causes += (causes.empty() ? "" : "; ") + check.name + ": " + check.detail;
     }
   }
-  throw Error(ErrorCode::kVerificationFailed, "the downloaded snapshot failed its checks: " + causes);
+  // The files were found complete, so a plain re-run would fail the same way: name the repair.
+  const std::string fix =
+      options.verify_present || options.force_download
+          ? ""
+          : "; to repair it, run the same download with --verify (hashes the files on disk and fetches again "
+            "exactly those that fail), or with --force-download (fetches every file again)";
+  throw Error(ErrorCode::kVerificationFailed, "the downloaded snapshot failed its checks: " + causes + fix);
 }
 
 [[noreturn]] void throw_worst(const std::vector<std::optional<Error>>& errors, const std::optional<Error>& stop_cause) {
@@ -262,6 +312,11 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   report.commit = snapshot.commit;
   report.snapshot_path = layout->snapshot_path();
   report.files = plan_against_disk(selected, *layout);
+  if (options.force_download) {
+    plan_to_replace_everything(report.files);
+  } else if (options.verify_present) {
+    plan_to_repair(report.files, *layout, report, stop);
+  }
   DownloadPlanSummary summary;
   summary.commit = snapshot.commit;
   summary.files_selected = report.files.size();
@@ -303,7 +358,7 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   }
   report.checks = check_snapshot(snapshot, selected, *layout, options, stop);
   report.elapsed = std::chrono::steady_clock::now() - started;
-  if (!report.checks.ok()) throw_failed_checks(report.checks);
+  if (!report.checks.ok()) throw_failed_checks(report.checks, options);
   return report;
 }
 

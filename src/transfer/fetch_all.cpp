@@ -11,6 +11,7 @@
 #include "transfer/chunk_size.hpp"
 #include "transfer/download_steps.hpp"
 #include "transfer/file_job.hpp"
+#include "transfer/hub_quota.hpp"
 #include "transfer/range_fetcher.hpp"
 
 namespace hfget::transfer {
@@ -23,7 +24,9 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   for (std::size_t i = 0; i < plan.size(); ++i) {
     if (plan[i].complete) continue;
     todo.push_back(i);
-    jobs.push_back(std::make_unique<transfer::FileJob>(plan[i].file, layout, progress));
+    jobs.push_back(std::make_unique<transfer::FileJob>(
+        plan[i].file, layout, progress,
+        FileJobSettings{plan[i].replace || options.force_download, options.max_attempts, options.retry_base_delay}));
   }
   FetchResults results;
   results.errors.resize(plan.size());
@@ -39,8 +42,10 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
       std::move(jobs),
       {static_cast<std::size_t>(options.max_workers), chunk_bytes, std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)},
       stop.get_token());
-  const transfer::FetchSettings settings{options.endpoint,     &options.token,           options.repo,          commit,
-                                         options.max_attempts, options.retry_base_delay, options.retry_max_time};
+  transfer::HubQuota hub_quota;
+  const transfer::FetchSettings settings{
+      options.endpoint,     &options.token,           options.repo,           commit,
+      options.max_attempts, options.retry_base_delay, options.retry_max_time, &hub_quota};
   std::mutex stop_cause_mutex;
   const auto stop_everything = [&](const Error& cause) {
     const std::lock_guard guard(stop_cause_mutex);

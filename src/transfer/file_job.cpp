@@ -5,12 +5,16 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <random>
 
+#include "http/retry_policy.hpp"
 #include "store/partial_claim.hpp"
+#include "util/interruptible_sleep.hpp"
+#include "util/thread_random.hpp"
 
 namespace hfget::transfer {
-FileJob::FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress)
-    : file_(std::move(file)), layout_(layout), progress_(progress) {}
+FileJob::FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress, FileJobSettings settings)
+    : file_(std::move(file)), layout_(layout), progress_(progress), settings_(settings) {}
 
 FileJob::~FileJob() {
   try {
@@ -22,13 +26,14 @@ FileJob::~FileJob() {
 bool FileJob::activate(const std::stop_token& stop) {
   std::lock_guard guard(mutex_);
   lock_.emplace(layout_.lock(file_, stop));
-  // Another process (or another path with the same content) may have finished it while we waited.
-  if (layout_.is_complete(file_)) {
+  // Another process (or another path with the same content) may have finished it while we waited; unless
+  // the copy on disk is the very one to be replaced.
+  if (!settings_.replace_existing && layout_.is_complete(file_)) {
     layout_.link_existing(file_);
     lock_.reset();
     return false;
   }
-  if (layout_.adopt_unrecorded(file_, stop)) {
+  if (!settings_.replace_existing && layout_.adopt_unrecorded(file_, stop)) {
     spdlog::info("{}: already on disk with the listed hash; recorded it without downloading", file_.path);
     lock_.reset();
     return false;
@@ -107,8 +112,8 @@ void FileJob::start_writeback() {
   written_back_up_to_ = hashed_up_to_;
 }
 
-FileJob::Outcome FileJob::finish() {
-  std::lock_guard guard(mutex_);
+FileJob::Outcome FileJob::finish(const std::stop_token& stop) {
+  std::unique_lock guard(mutex_);
   advance_hash();
   const std::string actual = hasher_->finish_hex();
   if (actual == hasher_->expected()) {
@@ -125,11 +130,32 @@ FileJob::Outcome FileJob::finish() {
                                            hasher_->expected(), actual);
   discard_bytes_written();
   journal_->reset(journal_->validator());
-  if (++pass_ > 2) {
+  // Bytes flipped on the way (a bad NIC, a broken middlebox) land at another place each time, so each
+  // corrupt download hashes to another value. The same wrong value twice is what the server stores.
+  const bool same_as_before = actual == last_wrong_hash_;
+  last_wrong_hash_ = actual;
+  ++corrupt_passes_;
+  if (same_as_before) {
     lock_.reset();
-    throw Error(ErrorCode::kVerificationFailed, mismatch + " (downloaded twice)", file_.path);
+    throw Error(ErrorCode::kVerificationFailed,
+                mismatch + " twice in a row: the server's bytes differ from the listing; nothing was published",
+                file_.path);
   }
-  spdlog::warn("{}; downloading it again", mismatch);
+  if (++pass_ > settings_.max_passes) {
+    lock_.reset();
+    throw Error(ErrorCode::kVerificationFailed,
+                fmt::format("{} (downloaded {} times, corrupted differently each time; nothing was published)",
+                            mismatch, pass_ - 1),
+                file_.path);
+  }
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const std::chrono::milliseconds delay =
+      http::backoff_delay(corrupt_passes_, settings_.retry_base_delay, std::nullopt, unit(util::thread_random()));
+  spdlog::warn("{}; the bytes were corrupted in transit: downloading it again in {:.1f}s (download {} of at most {})",
+               mismatch, static_cast<double>(delay.count()) / 1000.0, pass_, settings_.max_passes);
+  // The file's lock is kept while waiting; nothing else of the file runs (the scheduler holds it finishing).
+  guard.unlock();
+  if (!util::sleep_unless_stopped(delay, stop)) throw Error(ErrorCode::kInterrupted, "interrupted", file_.path);
   progress_.on_file_started(file_, 0);
   return Outcome::kStartOver;
 }
@@ -178,7 +204,8 @@ void FileJob::start_over_after_change() {
   changed_to_.reset();
   discard_bytes_written();
   journal_->reset(changed_to);
-  if (++pass_ > 2) {
+  ++pass_;
+  if (++changes_ > 1) {
     throw Error(ErrorCode::kVerificationFailed,
                 fmt::format("{}: the server keeps sending other bytes under the same URL (now ETag {}); "
                             "nothing was published",

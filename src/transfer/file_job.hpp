@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -19,13 +20,24 @@
 
 namespace hfget::transfer {
 
+/// How a FileJob treats what is on disk and a hash that does not match.
+struct FileJobSettings {
+  /// Fetch the file even when a complete copy is on disk (--force-download, or a copy whose hash failed
+  /// `download --verify`): the new bytes replace it by the usual atomic rename.
+  bool replace_existing = false;
+  /// Downloads of the file in all while each one's wrong hash differs from the one before (--retries + 1).
+  int max_passes = 3;
+  /// The backoff before a download that follows a corrupt one doubles from this (with jitter, capped).
+  std::chrono::milliseconds retry_base_delay{0};
+};
+
 /// One file being downloaded, possibly over several connections at once. It owns the file's lock, partial
 /// file, range journal and hash. Ranges arrive in any order; the hash follows the contiguous written prefix
 /// (reading each newly contiguous range back from the page cache it was just written to), so it is ready
 /// moments after the last byte, without a second pass over the disk. Thread-safe.
 class FileJob {
  public:
-  FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress);
+  FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress, FileJobSettings settings = {});
   /// A job opened but never fetched (a signal arrived first) leaves no empty journal behind.
   ~FileJob();
   FileJob(const FileJob&) = delete;
@@ -56,14 +68,18 @@ class FileJob {
   /// True once the file changed on the server; the scheduler then stops its ranges and calls start_over().
   bool restart_requested() const;
   /// With no range of the file in flight: discards every byte so the file is fetched again, expecting the
-  /// new ETag. Throws Error{kVerificationFailed} when the file had started over twice already (changed or
-  /// corrupt): a server that keeps changing its bytes is not trusted.
+  /// new ETag. Throws Error{kVerificationFailed} when the file had changed once already: a server that
+  /// keeps changing its bytes is not trusted.
   void start_over_after_change();
 
   enum class Outcome { kPublished, kStartOver };
-  /// Every byte is in: compares the hash. A match publishes the file (kPublished). A first mismatch discards
-  /// the bytes so the file is downloaded again (kStartOver); a second throws Error{kVerificationFailed}.
-  Outcome finish();
+  /// Every byte is in: compares the hash. A match publishes the file (kPublished). A mismatch is transport
+  /// corruption while each wrong hash differs from the one before: the bytes are discarded and, after a
+  /// backoff (ended early by `stop`), the file is downloaded again (kStartOver), up to max_passes downloads.
+  /// The same wrong hash twice means the server's bytes are not the listed ones: Error{kVerificationFailed}
+  /// at once, naming both hashes; so does a wrong hash on the last pass. Stopped during the backoff:
+  /// Error{kInterrupted}.
+  Outcome finish(const std::stop_token& stop = {});
   /// Gives up on the file: keeps the partial file and journal for the next run, releases the lock.
   void abandon();
 
@@ -110,7 +126,11 @@ class FileJob {
   std::optional<crypto::ContentHasher> hasher_;
   std::uint64_t hashed_up_to_ = 0;
   std::uint64_t written_back_up_to_ = 0;  // the hashed prefix up to here was handed to the disk
-  int pass_ = 1;
+  FileJobSettings settings_;
+  int pass_ = 1;  // downloads of the file so far, this one included (restarts after a change count too)
+  int corrupt_passes_ = 0;
+  int changes_ = 0;              // times the file changed on the server (another ETag) during this run
+  std::string last_wrong_hash_;  // what the previous corrupt download hashed to
   std::string cdn_url_;
   bool resolving_ = false;  // a connection is asking the Hub for cdn_url_
   std::condition_variable_any url_changed_;

@@ -199,7 +199,11 @@ void RangeFetcher::fetch(RangeTask& task) {
           spec.extra_headers = {"If-Range: " + *etag};
       }
       sink.set_origin(origin);
-      if (http::same_origin(url, settings_.endpoint)) spec.bearer_token = settings_.token;
+      const bool to_the_hub = http::same_origin(url, settings_.endpoint);
+      if (to_the_hub) spec.bearer_token = settings_.token;
+      if (to_the_hub && settings_.hub_quota != nullptr && !settings_.hub_quota->wait_until_available(stop_)) {
+        throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
+      }
       try {
         response = request_.get(spec, sink, stop_);
       } catch (...) {
@@ -263,12 +267,17 @@ void RangeFetcher::fetch(RangeTask& task) {
 
     // A CDN that limits connections per file answers 429 to the extra ones: use fewer for this file.
     if (answered && response.status == 429) job.note_refusal();
-    const std::string* retry_after = response.header("retry-after");
+    const std::optional<http::RequestedWait> requested = answered ? http::requested_wait(response) : std::nullopt;
+    if (requested) reason += " (" + requested->why + ")";
+    // The Hub's quota is the whole download's: the other connections hold their Hub requests until it resets.
+    if (requested && requested->quota_used_up && settings_.hub_quota != nullptr &&
+        http::same_origin(url, settings_.endpoint)) {
+      settings_.hub_quota->used_up_for(requested->wait);
+    }
     const auto announce = [&](std::chrono::milliseconds delay) {
       progress_.on_retry(file, retrier.attempts_failed(), reason, delay);
     };
-    if (!retrier.wait_before_retry(attempt, retry_after ? http::parse_retry_after(*retry_after) : std::nullopt,
-                                   announce)) {
+    if (!retrier.wait_before_retry(attempt, requested ? std::optional(requested->wait) : std::nullopt, announce)) {
       if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
       const std::string limit = retrier.out_of_time() ? fmt::format(" and {}s without progress (--retry-max-time)",
                                                                     retrier.max_time().count())

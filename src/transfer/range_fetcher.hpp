@@ -13,6 +13,7 @@
 #include "hfget/secret.hpp"
 #include "http/easy_request.hpp"
 #include "transfer/file_job.hpp"
+#include "transfer/hub_quota.hpp"
 
 namespace hfget::transfer {
 
@@ -24,6 +25,7 @@ struct FetchSettings {
   int max_attempts = 8;
   std::chrono::milliseconds retry_base_delay{1000};
   std::chrono::seconds retry_max_time{600};  // per range without progress, waits included; 0: no limit
+  HubQuota* hub_quota = nullptr;             // shared by the download's connections; nullptr: none
 };
 
 /// A range of one file on one connection. `end` may be lowered by the scheduler while the transfer runs

@@ -192,8 +192,9 @@ class FaultRule:
     after_bytes: int = 0      # drop, stall
     status: int = 503         # status
     retry_after: int | None = None
+    ratelimit_reset: int | None = None  # status: a `RateLimit: "api";r=0;t=N` header (quota used up, resets in N s)
     seconds: float = 0.0      # stall
-    offset: int = 0           # flip
+    offset: int = 0           # flip; -1: a byte drawn at random (seeded) from each range served
     target: str = "body"      # "body": file-body GETs; "resolve": any /resolve/ request; "api": /api/ requests
     extra_bytes: int = 0      # extra: junk bytes sent after the asked range (counted in Content-Length)
     shift: int = 1            # bad_range: the range served starts this many bytes after (or before) the asked one
@@ -237,6 +238,14 @@ class FaultRule:
     def to_json(self) -> dict:
         return dict(self.__dict__)
 
+    def status_headers(self) -> dict:
+        """The headers a "status" fault answers with: Retry-After, the Hub's RateLimit pair."""
+        headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+        if self.ratelimit_reset is not None:
+            headers["RateLimit"] = f'"api";r=0;t={self.ratelimit_reset}'
+            headers["RateLimit-Policy"] = '"fixed window";"api";q=500;w=300'
+        return headers
+
 
 class FaultBook:
     """The active fault rules and how many faults of each kind were injected. Thread-safe."""
@@ -258,8 +267,11 @@ class FaultBook:
         with self._lock:
             return [r.to_json() for r in self._rules]
 
-    def take(self, paths: list[str], kinds: tuple[str, ...], target: str = "body", applies=lambda rule: True):
-        """Consume and return the first matching rule that applies to a request for one of `paths`."""
+    def take(self, paths: list[str], kinds: tuple[str, ...], target: str = "body", applies=lambda rule: True,
+             served: tuple[int, int] | None = None):
+        """Consume and return the first matching rule that applies to a request for one of `paths`.
+
+        `served`: the first and last byte of the body; a "flip" with offset -1 flips a byte drawn from it."""
         with self._lock:
             for rule, draws in zip(self._rules, self._draws):
                 if (rule.kind in kinds and rule.target == target and rule.times != 0
@@ -268,7 +280,10 @@ class FaultBook:
                     if rule.times > 0:
                         rule.times -= 1
                     self.injected[rule.kind] += 1
-                    return FaultRule(**rule.to_json())
+                    taken = FaultRule(**rule.to_json())
+                    if taken.kind == "flip" and taken.offset < 0 and served is not None:
+                        taken.offset = draws.randint(served[0], served[1])
+                    return taken
         return None
 
 
@@ -674,14 +689,14 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         if not head:
             def applies(rule: FaultRule) -> bool:
                 if rule.kind == "flip":
-                    return first <= rule.offset <= last
+                    return length > 0 and (rule.offset < 0 or first <= rule.offset <= last)
                 if rule.kind == "ignore_range":   # only a Range that starts past byte 0
                     return byte_range is not None and first > 0
                 return True
-            fault = self.state.faults.take(paths, BODY_FAULT_KINDS, applies=applies)
+            fault = self.state.faults.take(paths, BODY_FAULT_KINDS, applies=applies, served=(first, last))
         if fault and fault.kind == "status":
             self._record["fault"] = "status"
-            extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            extra = fault.status_headers()
             self._send_json(fault.status, {"error": f"injected {fault.status}"}, extra)
             return
         if fault:
@@ -805,7 +820,7 @@ class HubHandler(BaseHandler):
                 self._record["fault"] = fault.kind
                 if fault.kind == "redirect":
                     return self._redirect(fault, {}, None, head=method == "HEAD")
-                extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+                extra = fault.status_headers()
                 raise HubError(fault.status, f"injected {fault.status}", headers=extra)
             return self._api(url, head=method == "HEAD")
         if "/resolve/" in url.path:
@@ -934,7 +949,7 @@ class HubHandler(BaseHandler):
         fault = self.state.faults.take([url.path], ("status",), target="api")
         if fault:
             self._record["fault"] = fault.kind
-            extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            extra = fault.status_headers()
             raise HubError(fault.status, f"injected {fault.status}", headers=extra)
         repo, repo_type, repo_id, rest = self._api_repo(url)
         if not rest or rest[0] != "paths-info":
@@ -1143,7 +1158,7 @@ class HubHandler(BaseHandler):
             return self._redirect(fault, headers, f, head)
         if fault:
             self._record["fault"] = "status"
-            extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            extra = fault.status_headers()
             raise HubError(fault.status, f"injected {fault.status}", headers=extra)
 
         if f.lfs:

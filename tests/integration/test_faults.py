@@ -116,6 +116,60 @@ class FaultTest(HfgetTestCase):
         blob = f"{'models--' + REPO.replace('/', '--')}/blobs/{self.files[SHARD].sha256}"
         self.assertNotIn(blob, files_under(cache), "corrupt bytes never get the final name")
 
+    def test_corruption_that_differs_each_time_is_retried_until_the_bytes_match(self):
+        # Three downloads in a row flipped at a random byte each (transport corruption): each wrong hash
+        # differs from the one before, so the file is fetched again (with backoff) within --retries.
+        result, cache = self.download_with([{"path": SHARD, "kind": "flip", "offset": -1, "times": 3, "seed": 5}])
+        self.assertDownloadedCorrectly(result, cache)
+        self.assertEqual(self.injected("flip"), 3)
+        self.assertIn("corrupted in transit", result.stderr)
+
+    def test_the_same_wrong_hash_twice_fails_at_once_with_retries_left(self):
+        result, cache = self.download_with([{"path": SHARD, "kind": "flip", "offset": 99, "times": -1}],
+                                           "--retries", "8")
+        self.assertExit(result, 8)
+        self.assertEqual(self.injected("flip"), 2, "the second identical hash ends it; no third download")
+        self.assertIn("twice in a row", result.stderr)
+        self.assertIn("differ from the listing", result.stderr)
+
+    def test_http_429_with_a_used_up_rate_limit_waits_for_its_reset_and_says_so(self):
+        # The Hub's resolver quota: 429 with `RateLimit: "api";r=0;t=1` and no Retry-After. The reset plus one
+        # second is waited (backoff alone is 50 ms here), the retry line says why, and the file still costs
+        # one /resolve/ request once the quota is back.
+        result, cache = self.download_with([{"path": SHARD, "kind": "status", "status": 429, "target": "resolve",
+                                             "ratelimit_reset": 1}])
+        self.assertDownloadedCorrectly(result, cache)
+        resolves = [r for r in self.hub.hub_requests() if r["file"] == SHARD and "/resolve/" in r["path"]]
+        self.assertEqual([r["status"] for r in resolves], [429, 302], "one request after the wait")
+        self.assertGreaterEqual(resolves[1]["time"] - resolves[0]["time"], 1.9, "waited for the quota's reset + 1 s")
+        self.assertIn("rate limited: the quota resets in 1s", result.stderr)
+
+    def test_a_used_up_quota_holds_every_connections_requests_to_the_hub(self):
+        # The quota is the client's, not one request's. Two connections start the first two files at once:
+        # .gitattributes gets 429 "quota used up, resets in 2 s"; README.md's answer stalls for 1 s and
+        # breaks. Its retry must wait for the reset too, instead of spending another request of the quota.
+        result, cache = self.download_with(
+            [{"path": ".gitattributes", "kind": "status", "status": 429, "target": "resolve", "ratelimit_reset": 2},
+             {"path": "README.md", "kind": "stall", "after_bytes": 10, "seconds": 1}],
+            "--connections", "2", "--max-workers", "2")
+        self.assertDownloadedCorrectly(result, cache)
+        resolves = [r for r in self.hub.hub_requests() if "/resolve/" in r["path"]]
+        limited = next(r for r in resolves if r["status"] == 429)
+        readme = [r["time"] - limited["time"] for r in resolves if r["file"] == "README.md"]
+        self.assertEqual(len(readme), 2, "README.md: the stalled request and its retry")
+        self.assertGreaterEqual(readme[1], 2.9, "the retry waited for the quota's reset (2 s + 1 s)")
+        during = [r["file"] for r in resolves if limited["time"] + 0.3 < r["time"] < limited["time"] + 2.9]
+        self.assertEqual(during, [], "no request to the Hub while its quota is used up")
+
+    def test_api_429_with_a_used_up_rate_limit_waits_for_its_reset_and_says_so(self):
+        result, cache = self.download_with([{"path": "*", "kind": "status", "status": 429, "target": "api",
+                                             "ratelimit_reset": 1}])
+        self.assertDownloadedCorrectly(result, cache)
+        api = [r for r in self.hub.hub_requests() if r["path"].startswith("/api/")]
+        self.assertEqual(api[0]["status"], 429)
+        self.assertGreaterEqual(api[1]["time"] - api[0]["time"], 1.9, "waited for the quota's reset + 1 s")
+        self.assertIn("rate limited: the quota resets in 1s", result.stderr)
+
     def test_expired_signed_url_is_resolved_again(self):
         # The drop forces a second request; by then the URL has "expired" and only a fresh resolve works.
         result, cache = self.download_with([{"path": SHARD, "kind": "drop", "after_bytes": 200 * KIB},

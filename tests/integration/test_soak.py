@@ -42,12 +42,17 @@ def refetch_events(events: list[dict]) -> list[dict]:
             and "mismatch" in e.get("message", "")]
 
 
+# Names that are never final: partial files, journals, and the temporaries an atomic write (a journal's
+# rewrite, say) renames into place, which a kill -9 can leave behind for the next run to remove.
+NOT_FINAL_SUFFIXES = (*PARTIAL_SUFFIXES, ".hfget-tmp")
+
+
 def corrupt_published(target: Path, layout: str, repo: str, files: dict) -> list[str]:
     """Every file under a final name whose bytes differ from the source (or that should not exist)."""
     bad = []
     if layout == "local":
         for name in files_under(target):
-            if name.startswith(".cache/") or name.endswith(PARTIAL_SUFFIXES):
+            if name.startswith(".cache/") or name.endswith(NOT_FINAL_SUFFIXES):
                 continue
             source = files.get(name)
             if source is None:
@@ -58,7 +63,7 @@ def corrupt_published(target: Path, layout: str, repo: str, files: dict) -> list
     by_etag = {f.etag: f for f in files.values()}
     repo_dir = target / repo_folder_name(repo)
     for name in files_under(repo_dir / "blobs"):
-        if name.endswith(PARTIAL_SUFFIXES):
+        if name.endswith(NOT_FINAL_SUFFIXES):
             continue
         source = by_etag.get(name)
         if source is None:
@@ -82,7 +87,7 @@ def report(title: str, counts: dict) -> None:
 SOAK_REPO = "test-org/soak-model"
 SOAK_RUNS = 8
 SOAK_BUDGET_SECONDS = 90
-SOAK_ARGS = ["--chunk-size", "128KiB", "--connections", "4", "--retries", "3", "--stall-timeout", "2",
+SOAK_ARGS = ["--chunk-size", "128KiB", "--connections", "4", "--retries", "8", "--stall-timeout", "2",
              "--progress", "json"]
 
 
@@ -95,8 +100,9 @@ def soak_faults(seed: int) -> list[dict]:
         {"path": "*", "kind": "status", "status": 503, "probability": 0.04},
         {"path": "*", "kind": "status", "status": 429, "retry_after": 1, "probability": 0.03},
         {"path": "*", "kind": "stall", "after_bytes": 20000, "seconds": 4, "probability": 0.02},
-        {"path": "*.safetensors", "kind": "flip", "offset": 300000, "probability": 0.12},
-        {"path": "config.json", "kind": "flip", "offset": 3, "probability": 0.2},
+        # Transport corruption lands anywhere: each flipped download hashes to another wrong value.
+        {"path": "*.safetensors", "kind": "flip", "offset": -1, "probability": 0.12},
+        {"path": "config.json", "kind": "flip", "offset": -1, "probability": 0.2},
         {"path": "*", "kind": "expire", "probability": 0.2},
     ]
     return [{**rule, "times": -1, "seed": seed * 100 + index} for index, rule in enumerate(rules)]
@@ -146,23 +152,10 @@ class SoakTest(HfgetTestCase):
             corrupt = corrupt_published(target, layout, SOAK_REPO, self.files)
             totals["corrupt_outputs"] += len(corrupt)
             self.assertEqual(corrupt, [], f"run {run}: corrupt file under a final name\n{result.describe()}")
-            self.assertIn(result.code, (0, 7, 8), f"run {run}: unexpected exit\n{result.describe()}")
-            if result.code == 8:
-                failed = {e.get("path") for e in events if e.get("event") == "error"
-                          and "mismatch" in e.get("message", "")}
-                self.assertTrue(failed, f"run {run}: exit 8 without a hash mismatch\n{result.describe()}")
-                for path in failed:
-                    self.assertGreaterEqual(flips[path], 2, f"run {run}: exit 8 for {path} although it was not "
-                                            f"corrupted twice ({dict(flips)})\n{result.describe()}")
-                totals["exit_8_after_double_corruption"] += 1
-            if result.code == 0:
-                self.check_complete(target, layout)
-            else:
-                # Partial data must be resumable: the same command without faults completes byte-identical.
-                resumed = self.hub.run_hfget(args, home=home, timeout=60)
-                totals["resumed_after_failure"] += 1
-                self.assertSucceeded(resumed)
-                self.check_complete(target, layout)
+            # Every fault here is transient (flips land at a random byte each time): no run may give up.
+            self.assertEqual(result.code, 0, f"run {run}: gave up on transient faults ({dict(flips)} flips)\n"
+                             f"{result.describe()}")
+            self.check_complete(target, layout)
         injected_end = self.hub.stats()["faults_injected"]
         faults = {kind: injected_end[kind] - injected_start[kind] for kind in injected_end
                   if injected_end[kind] - injected_start[kind]}
@@ -172,6 +165,52 @@ class SoakTest(HfgetTestCase):
         self.assertEqual(totals["corrupt_outputs"], 0)
         for kind in ("drop", "status", "flip"):
             self.assertGreater(faults.get(kind, 0), 0, f"the soak never injected a {kind!r} fault: {faults}")
+
+
+    def test_ten_percent_of_gets_flipped_every_run_ends_byte_correct(self):
+        # The fault matrix's corrupt scenario, CI-sized: 10 % of body GETs get one byte flipped somewhere.
+        self.addCleanup(self.hub.clear_faults)
+        flipped = 0
+        for run in range(6):
+            layout = "local" if run % 2 == 0 else "cache"
+            target = self.hub.new_dir(layout)
+            args = ["download", SOAK_REPO, "--local-dir" if layout == "local" else "--cache-dir", target,
+                    "--connections", "4", "--chunk-size", "256KiB", "--progress", "json"]
+            self.hub.reset_logs()
+            self.hub.set_faults([{"path": "*", "kind": "flip", "offset": -1, "probability": 0.1, "times": -1,
+                                  "seed": SEED * 10 + run}])
+            result = self.hub.run_hfget(args, timeout=90)
+            self.hub.clear_faults()
+            flipped += sum(1 for r in self.hub.requests() if r["fault"] == "flip")
+            self.assertEqual(corrupt_published(target, layout, SOAK_REPO, self.files), [])
+            self.assertSucceeded(result)
+            self.check_complete(target, layout)
+        report("10 % flipped", {"runs": 6, "flips": flipped})
+        self.assertGreater(flipped, 0)
+
+    def test_kill_9_under_faults_then_a_resume_under_the_same_faults_completes(self):
+        self.addCleanup(self.hub.clear_faults)
+        rng = random.Random(SEED + 1)
+        killed = 0
+        for run in range(4):
+            layout = "local" if run % 2 == 0 else "cache"
+            home, target = self.hub.new_dir("home"), self.hub.new_dir(layout)
+            args = ["download", SOAK_REPO, "--local-dir" if layout == "local" else "--cache-dir", target, *SOAK_ARGS]
+            self.hub.set_faults(soak_faults(SEED + 100 + run))
+            running = self.hub.start_hfget(args, home=home)
+            self.addCleanup(running.ensure_stopped)
+            time.sleep(rng.uniform(0.1, 0.6))
+            if running.process.poll() is None:
+                running.kill()
+                killed += 1
+            running.wait(timeout=30)
+            self.assertEqual(corrupt_published(target, layout, SOAK_REPO, self.files), [], f"run {run} after kill")
+            resumed = self.hub.run_hfget(args, home=home, timeout=90)
+            self.hub.clear_faults()
+            self.assertEqual(corrupt_published(target, layout, SOAK_REPO, self.files), [])
+            self.assertSucceeded(resumed)
+            self.check_complete(target, layout)
+        report("kill -9 under faults", {"runs": 4, "killed": killed})
 
 
 # ----------------------------------------------------------------------------------------------- 2. kill -9

@@ -201,5 +201,44 @@ TEST(RetryFits, ZeroMeansNoLimit) {
   EXPECT_TRUE(retry_fits(milliseconds(1'000'000'000), milliseconds(60'000), seconds(0)));
 }
 
+TEST(RateLimitHeader, GivesTheResetOnlyWhenNoRequestIsLeft) {
+  EXPECT_EQ(parse_rate_limit_reset(R"("api";r=0;t=55)"), seconds(55));
+  EXPECT_EQ(parse_rate_limit_reset(R"("resolvers"; t=12; r=0)"), seconds(12));
+  EXPECT_EQ(parse_rate_limit_reset(R"("api";r=3;t=55)"), std::nullopt) << "requests are left: no wait";
+  EXPECT_EQ(parse_rate_limit_reset(R"("api";r=0)"), std::nullopt);
+  EXPECT_EQ(parse_rate_limit_reset(R"("api";r=0;t=-1)"), std::nullopt);
+  EXPECT_EQ(parse_rate_limit_reset(R"("api";r=0;t=abc)"), std::nullopt);
+  EXPECT_EQ(parse_rate_limit_reset(""), std::nullopt);
+  EXPECT_EQ(parse_rate_limit_reset(R"("api";r=0;t=300)"), kMaxRetryAfter) << "a 5-minute window is capped";
+}
+
+TEST(RequestedWait, A429WithAUsedUpQuotaWaitsForItsResetAndSaysSo) {
+  HttpResponse response;
+  response.status = 429;
+  response.headers["ratelimit"] = R"("api";r=0;t=7)";
+  const std::optional<RequestedWait> wait = requested_wait(response);
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_EQ(wait->wait, seconds(8)) << "one second more, as huggingface_hub";
+  EXPECT_TRUE(wait->quota_used_up);
+  EXPECT_NE(wait->why.find("rate limited"), std::string::npos) << wait->why;
+  EXPECT_NE(wait->why.find("7s"), std::string::npos) << wait->why;
+}
+
+TEST(RequestedWait, RetryAfterOtherwiseAndNothingWithoutHeaders) {
+  HttpResponse response;
+  response.status = 429;
+  response.headers["ratelimit"] = R"("api";r=5;t=7)";
+  response.headers["retry-after"] = "3";
+  ASSERT_TRUE(requested_wait(response).has_value());
+  EXPECT_EQ(requested_wait(response)->wait, seconds(3));
+  EXPECT_FALSE(requested_wait(response)->quota_used_up);
+  response.headers.erase("retry-after");
+  EXPECT_FALSE(requested_wait(response).has_value());
+  HttpResponse server_error;
+  server_error.status = 503;
+  server_error.headers["ratelimit"] = R"("api";r=0;t=7)";
+  EXPECT_FALSE(requested_wait(server_error).has_value()) << "RateLimit speaks for a 429 only";
+}
+
 }  // namespace
 }  // namespace hfget::http

@@ -46,7 +46,9 @@ struct Fixture {
     return file;
   }
 
-  std::unique_ptr<FileJob> job(const RemoteFile& file) { return std::make_unique<FileJob>(file, *layout, progress); }
+  std::unique_ptr<FileJob> job(const RemoteFile& file, FileJobSettings settings = {}) {
+    return std::make_unique<FileJob>(file, *layout, progress, settings);
+  }
 
   // A later run is another process, with a layout of its own (which lists the folders afresh).
   void start_new_run() { layout = prepared(store::make_cache_layout(dir.path(), repo, kCommit)); }
@@ -54,6 +56,16 @@ struct Fixture {
   // Stands in for RangeFetcher::fetch: the right bytes for the task's range.
   void fetch(RangeTask& task) {
     const std::string& content = contents.at(task.job->file().path);
+    const std::uint64_t end = task.end;
+    const std::uint64_t begin = task.position;
+    task.job->store(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
+    task.position = end;
+  }
+
+  // Stands in for a fetch whose bytes were corrupted on the way: the byte at `flipped` arrives inverted.
+  void fetch_flipped(RangeTask& task, std::uint64_t flipped) {
+    std::string content = contents.at(task.job->file().path);
+    if (flipped >= task.position && flipped < task.end) content[flipped] = static_cast<char>(~content[flipped]);
     const std::uint64_t end = task.end;
     const std::uint64_t begin = task.position;
     task.job->store(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
@@ -220,6 +232,98 @@ TEST(ChunkScheduler, ResumesOnlyWhatAnEarlierRunDidNotRecord) {
     second_run.done(task, std::nullopt);
   }
   EXPECT_EQ(fetched, 3 * kMiB);
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+}
+
+// Each download of the file flips the byte at flipped[pass] (no flip past the list): every task of a pass
+// goes through here, and a new pass starts once the file was queued again from byte 0.
+std::optional<Error> download_with_flips(Fixture& f, const RemoteFile& file, const std::vector<std::uint64_t>& flipped,
+                                         int max_passes, int& passes) {
+  std::vector<std::unique_ptr<FileJob>> jobs;
+  jobs.push_back(f.job(file, FileJobSettings{false, max_passes, std::chrono::milliseconds(0)}));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, {});
+  passes = 0;
+  for (int tasks = 0; tasks < 1000; ++tasks) {  // bounded: a bug that loops fails the test instead of hanging it
+    RangeTask* task = scheduler.next();
+    if (task == nullptr) break;
+    if (task->begin == 0) ++passes;
+    const auto pass = static_cast<std::size_t>(passes - 1);
+    if (pass < flipped.size()) {
+      f.fetch_flipped(*task, flipped[pass]);
+    } else {
+      f.fetch(*task);
+    }
+    scheduler.done(task, std::nullopt);
+  }
+  return scheduler.errors()[0];
+}
+
+TEST(FileJobHashCheck, CorruptionThatDiffersEachTimeIsRetriedUntilTheBytesMatch) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 3 * kMiB);
+  int passes = 0;
+  // Three corrupt downloads in a row, each flipped at another byte: transport corruption, not the server.
+  const std::optional<Error> error = download_with_flips(f, file, {10, 2 * kMiB + 7, 5}, 4, passes);
+  EXPECT_FALSE(error.has_value()) << error->what();
+  EXPECT_EQ(passes, 4);
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+}
+
+TEST(FileJobHashCheck, TheSameWrongHashTwiceFailsAtOnceNamingBothHashes) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 2 * kMiB);
+  std::string corrupted = f.contents[file.path];
+  corrupted[12345] = static_cast<char>(~corrupted[12345]);
+  crypto::Digest sha = crypto::Digest::sha256();
+  sha.update(std::as_bytes(std::span(corrupted.data(), corrupted.size())));
+  const std::string wrong = sha.finish_hex();
+  int passes = 0;
+  const std::optional<Error> error = download_with_flips(f, file, {12345, 12345, 12345, 12345}, 8, passes);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code(), ErrorCode::kVerificationFailed);
+  EXPECT_EQ(passes, 2) << "the second identical hash ends it, with retries left";
+  const std::string what = error->what();
+  EXPECT_NE(what.find(*file.lfs_sha256), std::string::npos) << what;
+  EXPECT_NE(what.find(wrong), std::string::npos) << what;
+  EXPECT_NE(what.find("twice"), std::string::npos) << what;
+  EXPECT_TRUE(f.blob(file).empty()) << "nothing published";
+}
+
+TEST(FileJobHashCheck, CorruptionEveryTimeEndsAfterTheLastPass) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 2 * kMiB);
+  int passes = 0;
+  const std::optional<Error> error = download_with_flips(f, file, {1, 2, 3, 4, 5, 6}, 3, passes);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code(), ErrorCode::kVerificationFailed);
+  EXPECT_EQ(passes, 3);
+  EXPECT_NE(std::string(error->what()).find("downloaded 3 times"), std::string::npos) << error->what();
+  EXPECT_TRUE(f.blob(file).empty());
+}
+
+TEST(FileJobReplace, ReplacesACompleteCopyOnDiskWithFreshlyFetchedBytes) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 2 * kMiB);
+  const std::filesystem::path blob = f.dir.path() / "models--org--name" / "blobs" / file.etag();
+  std::string rotted = f.contents[file.path];
+  rotted[99] = static_cast<char>(~rotted[99]);
+  std::ofstream(blob, std::ios::binary) << rotted;
+  {
+    std::vector<std::unique_ptr<FileJob>> jobs;
+    jobs.push_back(f.job(file));
+    ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, {});
+    EXPECT_EQ(scheduler.next(), nullptr) << "a complete copy costs no request";
+  }
+  std::vector<std::unique_ptr<FileJob>> jobs;
+  jobs.push_back(f.job(file, FileJobSettings{true, 3, std::chrono::milliseconds(0)}));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, {});
+  for (int tasks = 0; tasks < 100; ++tasks) {
+    RangeTask* task = scheduler.next();
+    if (task == nullptr) break;
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  EXPECT_FALSE(scheduler.errors()[0].has_value());
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
