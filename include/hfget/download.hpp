@@ -85,9 +85,9 @@ struct DownloadReport {
 };
 
 /// What `--detach` checks before it leaves: the options, and that the repo and revision exist and the token
-/// may read them (a gated repo's files too, with one request), so that a typo fails at once (exit 3, 4, 5
-/// or 7) instead of in the background. Writes nothing. Returns the path `download` will print. Runs no
-/// thread that outlives it.
+/// may read them (a gated repo's files too, with one request), and that the selection keeps a file, so that
+/// a typo fails at once (exit 3, 4, 5, 6 or 7) instead of in the background. Writes nothing. Returns the
+/// snapshot path. Runs no thread that outlives it.
 std::filesystem::path check_download_source(const DownloadOptions& options, std::stop_token stop);
 
 /// Resolves the revision to a commit once, lists the whole tree at that commit, selects files, and downloads

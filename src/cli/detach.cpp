@@ -66,7 +66,7 @@ int report_daemon(int read_end, pid_t first_child, const std::filesystem::path& 
   ::waitpid(first_child, &status, 0);
   if (text.empty()) throw Error(ErrorCode::kInternal, "could not start the background download");
   // stdout holds the result only, as without --detach: the path the download fills.
-  fmt::print("{}\n", announcement.snapshot_path.string());
+  fmt::print("{}\n", announcement.path.string());
   std::fflush(stdout);
   if (!announcement.quiet) {
     std::fputs(fmt::format("hfget: downloading in the background: PID {}, log {}\n", text, log.string()).c_str(),

@@ -8,8 +8,9 @@ namespace hfget::cli {
 
 /// What the launcher tells its caller once the daemon runs.
 struct Announcement {
-  std::filesystem::path snapshot_path;  // on stdout, as a download in the foreground prints it at the end
-  bool quiet = false;                   // -q: no "downloading in the background" line on stderr
+  std::filesystem::path path;  // on stdout, as a download in the foreground prints it at the end (the snapshot,
+                               // or the one file asked for by name)
+  bool quiet = false;          // -q: no "downloading in the background" line on stderr
 };
 
 /// Turns this process into a daemon for `--detach`, so that `ssh host 'hfget download … --detach'` returns at

@@ -270,13 +270,18 @@ void warn_about_legacy_flags(const DownloadFlags& flags) {
   }
 }
 
-// What stdout names: the snapshot folder, or, when exactly one file was asked for by name, that file, as
-// `hf download` prints it, so that `cat "$(hfget download org/m config.json)"` works.
-std::string result_path(const DownloadReport& report, const DownloadFlags& flags) {
-  const bool one_named_file = flags.files.size() == 1 && flags.include.empty() && flags.exclude.empty() &&
-                              flags.files.front().find_first_of("*?[") == std::string::npos && report.files.size() == 1;
-  if (!one_named_file) return report.snapshot_path.string();
-  return (report.snapshot_path / report.files.front().file.path).string();
+// The one file asked for by name (no pattern, no --include/--exclude), if that is the request: stdout then
+// names that file, as `hf download` prints it, so that `cat "$(hfget download org/m config.json)"` works.
+std::optional<std::string> single_named_file(const DownloadFlags& flags) {
+  if (flags.files.size() != 1 || !flags.include.empty() || !flags.exclude.empty()) return std::nullopt;
+  if (flags.files.front().find_first_of("*?[") != std::string::npos) return std::nullopt;
+  return flags.files.front();
+}
+
+// What stdout names: that file, or the snapshot folder.
+std::string result_path(const std::filesystem::path& snapshot_path, const DownloadFlags& flags) {
+  const std::optional<std::string> file = single_named_file(flags);
+  return file ? (snapshot_path / *file).string() : snapshot_path.string();
 }
 
 int run_download(const DownloadFlags& flags, const RunContext& context) {
@@ -291,7 +296,17 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
     throw;
   }
   const DownloadOptions& options = *parsed_options;
-  const std::optional<LineWriter> log_file_writer = configure_logging(flags);
+  std::optional<LineWriter> log_file_writer;
+  try {
+    log_file_writer = configure_logging(flags);
+  } catch (const spdlog::spdlog_ex& failure) {
+    const Error error(ErrorCode::kNotWritable,
+                      fmt::format("{}: cannot open the log file: {}", flags.log_file, failure.what()), flags.log_file);
+    if (flags.json) {
+      std::fputs(render_download_failure_json(error, exit_code_for(error.code()), &options).c_str(), stdout);
+    }
+    throw error;
+  }
   warn_about_legacy_flags(flags);
   ProgressReporter reporter(make_views(flags, options, env, log_file_writer));
   // Every failure ends the same way: the state record, the progress views, one error line, the exit code.
@@ -312,7 +327,7 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
   };
   try {
     const DownloadReport report = download(options, reporter, context.stop);
-    const std::string path = result_path(report, flags);
+    const std::string path = result_path(report.snapshot_path, flags);
     reporter.finish({0, "done", "", report.snapshot_path.string()});
     if (options.dry_run) {
       if (flags.json) {
@@ -427,7 +442,8 @@ DownloadCommand add_download_command(CLI::App& app) {
     }
     const std::filesystem::path log =
         flags->log_file.empty() ? state_dir / "download.log" : std::filesystem::absolute(flags->log_file);
-    std::optional<int> launcher_exit = detach_into_background(log, state_dir, {snapshot_path, flags->quiet});
+    std::optional<int> launcher_exit =
+        detach_into_background(log, state_dir, {result_path(snapshot_path, *flags), flags->quiet});
     // In the daemon, stderr is the log: no second file sink on the same file.
     flags->log_file.clear();
     return launcher_exit;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "cli/exit_code.hpp"
@@ -21,6 +22,7 @@
 #include "hfget/error.hpp"
 #include "hfget/verify.hpp"
 #include "util/interruptible_sleep.hpp"
+#include "util/printable.hpp"
 
 namespace hfget::cli {
 namespace {
@@ -69,21 +71,36 @@ VerifyReport verify_with_progress(VerifyOptions& options, const VerifyFlags& fla
   return verify_snapshot(options, std::move(stop));
 }
 
+// A word of a command a user may paste into a shell: repo paths and directories can hold spaces, quotes, '$'.
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_./:@%+=,-") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 // A file that is missing, the wrong size or the wrong bytes is fixed by fetching it again: name the command
-// that does so for exactly those files. A local dir does not record its repo id, so the user fills it in.
+// that does so for exactly those files (by name, so that it cannot widen to the whole repo when the download
+// selected a part of it). A local dir does not record its repo id, so the user fills it in.
 void print_repair_hint(const VerifyReport& report, const VerifyFlags& flags, const Target& target) {
-  const bool refetchable = std::any_of(report.problems.begin(), report.problems.end(), [](const FileProblem& problem) {
-    return problem.check == "completeness" || problem.check == "sizes" || problem.check == "hashes" ||
-           problem.check == "safetensors_headers";
-  });
-  if (!refetchable) return;
+  std::set<std::string> files;
+  for (const FileProblem& problem : report.problems) {
+    const bool refetchable = problem.check == "completeness" || problem.check == "sizes" || problem.check == "hashes" ||
+                             problem.check == "safetensors_headers";
+    if (refetchable && !problem.path.empty()) files.insert(problem.path);
+  }
+  if (files.empty()) return;
   std::string command = "hfget download " + (target.local_dir ? std::string("REPO_ID") : target.repo.name);
+  for (const std::string& file : files) command += " " + shell_word(file);
   if (flags.repo_type != "model") command += " --repo-type " + flags.repo_type;
-  if (flags.revision != "main") command += " --revision " + flags.revision;
-  if (target.local_dir) command += " --local-dir " + target.local_dir->string();
-  if (!target.local_dir && !flags.cache_dir.empty()) command += " --cache-dir " + target.cache_dir.string();
-  std::fprintf(stderr, "hfget: to repair: %s --verify (hashes the files on disk, downloads again those that fail)\n",
-               command.c_str());
+  if (flags.revision != "main") command += " --revision " + shell_word(flags.revision);
+  if (target.local_dir) command += " --local-dir " + shell_word(target.local_dir->string());
+  if (!target.local_dir && !flags.cache_dir.empty()) command += " --cache-dir " + shell_word(target.cache_dir.string());
+  std::fprintf(stderr, "hfget: to repair: %s --verify (hashes those files on disk, downloads again those that fail)\n",
+               util::printable(command, 64 * 1024).c_str());
 }
 
 int run_verify(const VerifyFlags& flags, std::stop_token stop) {

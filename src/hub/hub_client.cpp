@@ -130,7 +130,9 @@ HubClient::JsonAnswer HubClient::with_retries(const std::function<JsonAnswer()>&
                           endpoint_note() + (refused_at_once ? "; not retried: nothing has answered there yet" : "")),
           retrier);
     }
-    if (response.status >= 400 && response.status < 500 && !looks_like_hub_error(response)) {
+    // 408 and 429 come from proxies and rate limiters in front of a real Hub too: they are what they say.
+    const bool retried_status = response.status == 408 || response.status == 429;
+    if (response.status >= 400 && response.status < 500 && !retried_status && !looks_like_hub_error(response)) {
       throw Error(ErrorCode::kNetwork,
                   fmt::format("{} answered HTTP {} with a page that is not the Hub's (no X-Error-Code, not JSON): is "
                               "{} a Hugging Face Hub?{}",

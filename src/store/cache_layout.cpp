@@ -144,7 +144,14 @@ class CacheLayout final : public Layout {
     return true;
   }
 
-  std::filesystem::path content_path(const RemoteFile& file) const override { return blob_path(file); }
+  // Where the bytes a user would load are: the snapshot's own copy where there are no symlinks (the blob
+  // may be gone, moved into the snapshot, or be the source a copy was made from), else the blob.
+  std::filesystem::path content_path(const RemoteFile& file) const override {
+    std::error_code error;
+    const std::filesystem::path copy = snapshot_file(file);
+    if (std::filesystem::symlink_status(copy, error).type() == std::filesystem::file_type::regular) return copy;
+    return blob_path(file);
+  }
 
   void link_existing(const RemoteFile& file) override {
     remove_leftovers(file);
@@ -306,12 +313,12 @@ void Layout::check_paths(const std::vector<RemoteFile>& files) const {
       if (::lstat(current.c_str(), &info) != 0) break;  // nothing there yet: it will be created as a folder
       const bool last = current == root / file.path;
       if (S_ISLNK(info.st_mode) && !last) {
-        throw Error(ErrorCode::kInternal,
+        throw Error(ErrorCode::kNotWritable,
                     fmt::format("{}: '{}' is a symlink; refusing to write through it", file.path, current.string()),
                     current);
       }
       if (last ? S_ISDIR(info.st_mode) : !S_ISDIR(info.st_mode)) {
-        throw Error(ErrorCode::kInternal,
+        throw Error(ErrorCode::kNotWritable,
                     fmt::format("{}: '{}' is in the way (expected a {})", file.path, current.string(),
                                 last ? "file" : "folder"),
                     current);

@@ -136,7 +136,7 @@ void create_directories_within(const std::filesystem::path& root, const std::fil
     struct stat info {};
     if (::lstat(current.c_str(), &info) == 0) {
       if (!S_ISDIR(info.st_mode)) {
-        throw Error(ErrorCode::kInternal,
+        throw Error(ErrorCode::kNotWritable,
                     fmt::format("'{}' is in the way: expected a directory, found {}", current.string(),
                                 S_ISLNK(info.st_mode) ? "a symlink (refusing to follow it)" : "a file"),
                     current);
@@ -145,7 +145,10 @@ void create_directories_within(const std::filesystem::path& root, const std::fil
     }
     if (::mkdir(current.c_str(), 0777) != 0 && errno != EEXIST) {
       const int error = errno;
-      throw Error(error == ENOSPC ? ErrorCode::kDiskFull : ErrorCode::kInternal,
+      const bool not_writable = error == EACCES || error == EROFS || error == EPERM || error == ENOTDIR;
+      throw Error(error == ENOSPC || error == EDQUOT ? ErrorCode::kDiskFull
+                  : not_writable                     ? ErrorCode::kNotWritable
+                                                     : ErrorCode::kInternal,
                   fmt::format("cannot create directory '{}': {}", current.string(), std::strerror(error)), current);
     }
   }

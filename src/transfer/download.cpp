@@ -267,11 +267,11 @@ std::filesystem::path check_download_source(const DownloadOptions& options, std:
   hub::HubClient hub(hub_settings(options), stop);
   // Asked for a full commit id too: it proves that the repo and the commit exist and the token sees them.
   const hub::RevisionInfo revision = hub.revision_info(options.repo, options.revision);
-  if (revision.gated) {
-    std::vector<RemoteFile> files = hub.list_files(options.repo, revision.commit);
-    store::validate_listing(files);
-    check_access_to_files(hub, options, revision.commit, transfer::select_files(files, options.selection));
-  }
+  // The selection too: a named file that is not there, or patterns that keep nothing, fail now (exit 6).
+  std::vector<RemoteFile> files = hub.list_files(options.repo, revision.commit);
+  store::validate_listing(files);
+  const std::vector<RemoteFile> selected = transfer::select_files(files, options.selection);
+  if (revision.gated) check_access_to_files(hub, options, revision.commit, selected);
   return open_layout(options, revision.commit)->snapshot_path();
 }
 
@@ -282,23 +282,19 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
 
   hub::HubClient hub(hub_settings(options), stop);
 
-  // Pin the revision first, so that a push during the download cannot mix two commits. A full commit id
-  // needs no request (as in the Python client); whether the repo is gated is then learnt from the files.
+  // Pin the revision first, so that a push during the download cannot mix two commits. A full commit id is
+  // asked for too, as snapshot_download does: one request proves the repo and commit exist and says whether
+  // the repo is gated, so that a pinned deploy gets the one-line gated error rather than one per file.
   Snapshot snapshot;
-  std::optional<hub::RevisionInfo> revision;
-  if (hub::is_commit_id(options.revision)) {
-    snapshot.commit = options.revision;
-  } else {
-    revision = hub.revision_info(options.repo, options.revision);
-    snapshot.commit = revision->commit;
-  }
+  const hub::RevisionInfo revision = hub.revision_info(options.repo, options.revision);
+  snapshot.commit = revision.commit;
 
   // List the whole tree once; include/exclude filter the listing, never the network. Every path is checked
   // before it can touch the disk.
   snapshot.files = hub.list_files(options.repo, snapshot.commit);
   store::validate_listing(snapshot.files);
   const std::vector<RemoteFile> selected = transfer::select_files(snapshot.files, options.selection);
-  if (revision && revision->gated && !options.dry_run) check_access_to_files(hub, options, snapshot.commit, selected);
+  if (revision.gated && !options.dry_run) check_access_to_files(hub, options, snapshot.commit, selected);
 
   // One hfget per target: a second run queues here (or fails with --no-wait). Only now, once the repo is known
   // to exist, does anything touch the disk: a typo in a repo id leaves no folder in the cache.

@@ -123,6 +123,17 @@ class TokenTest(AuthTestBase):
         self.assertExit(in_cache, 4)
         self.assertEqual(files_under(cache), [], "no models--… folder for `cache ls` to warn about")
 
+    def test_gated_repo_pinned_to_a_commit_fails_once_too(self):
+        # Deploy scripts pin commits: the one-line error must not depend on a branch name.
+        commit = self.hub.commit(GATED)
+        target = self.hub.new_dir("local")
+        result = self.hub.run_hfget(["download", GATED, "--revision", commit, "--local-dir", target])
+        self.assertExit(result, 4)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        self.assertEqual(len(lines), 1, result.describe())
+        self.assertIn(f"accept its licence at {self.hub.url}/{GATED}", lines[0])
+        self.assertEqual(files_under(target), [], "nothing written")
+
     def test_gated_repo_with_a_token_without_access_exits_4(self):
         result = self.hub.run_hfget(["download", GATED, "--token", OTHER_TOKEN, "--cache-dir",
                                      self.hub.new_dir("cache")])

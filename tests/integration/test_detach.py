@@ -402,18 +402,19 @@ class DetachTest(HfgetTestCase):
         home = self.hub.new_dir("home")
         target = self.hub.new_dir("local")
         workdir = self.hub.new_dir("cwd")
-        # A file missing from the listing is found only once the daemon lists the repo.
-        launch = self.launch_detached(["download", TINY, "no-such-file.bin", "--local-dir", target, "--detach",
+        # A file where the repo has a folder is found only once the daemon lays the files out.
+        (target / "docs").write_text("a file where the repo has a folder\n")
+        launch = self.launch_detached(["download", TINY, "--local-dir", target, "--detach",
                                        "--log-file", "relative.log"], home, cwd=workdir)
         self.assertLaunchedAtOnce(launch, target)
         self.assertEqual(launch.log, workdir / "relative.log", "--log-file is made absolute before detaching")
         waited = self.hfget(["wait", target, "--timeout", "20"], home, timeout=30)
-        self.assertEqual(waited.code, 6, waited.describe())
+        self.assertEqual(waited.code, 11, waited.describe())
         reap(launch.pid)
         state = self.status_json(target, home)
-        self.assertEqual((state["state"], state["exit_code"]), ("failed", 6), state)
-        self.assertIn("no-such-file.bin", state["last_error"])
-        self.assertIn("no-such-file.bin", launch.log.read_text(), "the error is in the daemon's log")
+        self.assertEqual((state["state"], state["exit_code"]), ("failed", 11), state)
+        self.assertIn("in the way", state["last_error"])
+        self.assertIn("in the way", launch.log.read_text(), "the error is in the daemon's log")
 
     def test_detach_checks_repo_revision_and_access_before_leaving(self):
         home = self.hub.new_dir("home")
@@ -423,6 +424,8 @@ class DetachTest(HfgetTestCase):
             "gated without a token": (["download", GATED], None, 4),
             "unknown revision": (["download", TINY, "--revision", "no-such-branch"], None, 5),
             "unknown commit": (["download", TINY, "--revision", "0" * 40], None, 5),
+            "missing file": (["download", TINY, "no-such-file.bin"], None, 6),
+            "empty selection": (["download", TINY, "--include", "*.gguf"], None, 6),
             "dead endpoint": (["download", TINY], {"HF_ENDPOINT": dead}, 7),
         }
         for name, (args, env, code) in cases.items():
@@ -450,6 +453,16 @@ class DetachTest(HfgetTestCase):
         waited = self.hfget(["wait", TINY, "--cache-dir", cache, "--timeout", "30"], home, timeout=40)
         self.assertEqual(waited.code, 0, waited.describe())
         self.assertTrue(snapshot.is_dir())
+
+    def test_detach_with_one_named_file_prints_that_files_path(self):
+        home = self.hub.new_dir("home")
+        cache = self.hub.new_dir("cache")
+        launch = self.launch_detached(["download", TINY, "config.json", "--cache-dir", cache, "--detach", "-q"], home)
+        self.assertEqual(launch.code, 0, launch.describe())
+        snapshot = cache / repo_folder_name(TINY) / "snapshots" / self.hub.commit(TINY)
+        self.assertEqual(launch.stdout, f"{snapshot / 'config.json'}\n", "as without --detach")
+        waited = self.hfget(["wait", TINY, "--cache-dir", cache, "--timeout", "30"], home, timeout=40)
+        self.assertEqual(waited.code, 0, waited.describe())
 
     def test_detach_over_ssh_localhost(self):
         """The real thing, when an SSH server is installed: ssh returns while the download goes on."""

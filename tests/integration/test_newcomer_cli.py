@@ -117,6 +117,16 @@ class NewcomerCliTest(HfgetTestCase):
         self.assertEqual(document["exit_code"], 3)
         self.assertEqual(document["error"]["kind"], "repo_not_found")
 
+    def test_json_failure_document_for_an_unwritable_log_file(self):
+        blocker = self.hub.new_dir("blocked") / "a-file"
+        blocker.write_text("not a directory\n")
+        result, _ = self.download(REPO, "config.json", "--json", "--log-file", blocker / "hfget.log")
+        self.assertExit(result, 11)
+        document = json.loads(result.stdout)
+        self.assertEqual((document["ok"], document["exit_code"]), (False, 11))
+        self.assertIn(str(blocker), document["error"]["message"])
+        self.assertNotIn("internal error", result.stderr)
+
     # -- item 14: `hf download` spellings ---------------------------------------------------------------
 
     def test_datasets_prefix_names_the_repo_type(self):

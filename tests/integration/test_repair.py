@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import unittest
 from pathlib import Path
 
@@ -29,14 +30,16 @@ def flip_byte(path: Path, offset: int, keep_times: bool = True) -> None:
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
-def vouch_as_unchanged(local_dir: Path, repo_path: str, etag: str) -> None:
+def vouch_as_unchanged(local_dir: Path, repo_path: str, etag: str, *, record: Path | None = None,
+                       key: str | None = None) -> None:
     """Bit rot changes no inode time; flipping a byte here does (ctime). Record the file as hfget checked it,
     so the download sees what it would see after real bit rot: a file its record vouches for."""
     stat = (local_dir / repo_path).stat()
-    line = {"path": repo_path, "etag": etag, "size": stat.st_size, "dev": stat.st_dev, "ino": stat.st_ino,
+    line = {"path": key or repo_path, "etag": etag, "size": stat.st_size, "dev": stat.st_dev, "ino": stat.st_ino,
             "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns}
-    with open(local_dir / ".cache" / "huggingface" / "hfget" / "published.jsonl", "a", encoding="utf-8") as record:
-        record.write(json.dumps(line) + "\n")
+    record = record or local_dir / ".cache" / "huggingface" / "hfget" / "published.jsonl"
+    with open(record, "a", encoding="utf-8") as stream:
+        stream.write(json.dumps(line) + "\n")
 
 
 class RepairTest(HfgetTestCase):
@@ -102,7 +105,7 @@ class RepairTest(HfgetTestCase):
 
         verify = self.hub.run_hfget(["verify", str(local)], home=home)
         self.assertExit(verify, 8)
-        self.assertIn(f"hfget: to repair: hfget download REPO_ID --local-dir {local} --verify", verify.stderr)
+        self.assertIn(f"hfget: to repair: hfget download REPO_ID {SHARD} --local-dir {local} --verify", verify.stderr)
 
         repaired = self.hub.run_hfget([*args, "--verify"], home=home)
         self.assertSucceeded(repaired)
@@ -110,6 +113,41 @@ class RepairTest(HfgetTestCase):
         self.assertLocalDir(local, self.commit, self.source)
         self.assertEqual(sha256_of(local / SHARD), self.files[SHARD].sha256)
         self.assertSucceeded(self.hub.run_hfget(["verify", str(local)], home=home))
+
+    def test_download_verify_hashes_the_snapshot_copy_in_a_cache_without_symlinks(self):
+        home, cache = self.hub.new_dir("home"), self.hub.new_dir("cache")
+        env = {"HF_HUB_DISABLE_SYMLINKS": "1"}
+        args = ["download", REPO, "--cache-dir", cache]
+        self.assertSucceeded(self.hub.run_hfget(args, home=home, env=env))
+        repo_dir = cache / repo_folder_name(REPO)
+        snapshot = repo_dir / "snapshots" / self.commit
+        self.assertFalse((snapshot / SHARD).is_symlink())
+        flip_byte(snapshot / SHARD, self.files[SHARD].size - 5)
+        vouch_as_unchanged(snapshot, SHARD, self.files[SHARD].etag, record=repo_dir / "hfget" / "published.jsonl",
+                           key=f"snapshots/{self.commit}/{SHARD}")
+        self.hub.reset_logs()
+
+        repaired = self.hub.run_hfget([*args, "--verify"], home=home, env=env)
+        self.assertSucceeded(repaired)
+        self.assertEqual(self.body_gets(), [SHARD], "exactly the rotted copy is fetched again, nothing else")
+        self.assertEqual(sha256_of(snapshot / SHARD), self.files[SHARD].sha256)
+
+    def test_the_repair_hint_after_a_partial_download_fetches_only_the_bad_file(self):
+        home, cache = self.hub.new_dir("home"), self.hub.new_dir("cache")
+        self.assertSucceeded(self.hub.run_hfget(["download", REPO, "--include", "*.safetensors", "--cache-dir", cache],
+                                                home=home))
+        blob = cache / repo_folder_name(REPO) / "blobs" / self.files[SHARD].etag
+        flip_byte(blob, self.files[SHARD].size - 5)
+        verify = self.hub.run_hfget(["verify", REPO, "--cache-dir", cache], home=home)
+        self.assertExit(verify, 8)
+        hints = [line for line in verify.stderr.splitlines() if line.startswith("hfget: to repair: ")]
+        self.assertEqual(len(hints), 1, verify.stderr)
+        command = shlex.split(hints[0].removeprefix("hfget: to repair: ").split(" (")[0])
+        self.assertEqual(command[:4], ["hfget", "download", REPO, SHARD], hints[0])
+        self.hub.reset_logs()
+        self.assertSucceeded(self.hub.run_hfget(command[1:], home=home))
+        self.assertEqual(self.body_gets(), [SHARD], "the hint must not widen the download to the whole repo")
+        self.assertFalse((cache / repo_folder_name(REPO) / "snapshots" / self.commit / "config.json").exists())
 
     def test_verify_and_force_download_exclude_each_other(self):
         result = self.hub.run_hfget(["download", REPO, "--verify", "--force-download"])
