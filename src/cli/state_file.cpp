@@ -53,6 +53,29 @@ nlohmann::json in_flight_record(const ProgressSnapshot& snapshot) {
   return named;
 }
 
+std::string dumped(const nlohmann::json& data) {
+  return data.dump(1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// The record as text that fits the reserved space: past it the write would need new space, which a full disk
+// does not have. Budgets per field are counted in characters, but a repo's paths are hostile and may be all
+// emoji, which ensure_ascii writes as 12 bytes each: shed the named files in flight, then shorten the texts.
+std::string fitted(nlohmann::json& data, std::size_t capacity) {
+  std::string text = dumped(data);
+  nlohmann::json& in_flight = data["in_flight"];
+  while (text.size() >= capacity && in_flight.is_array() && !in_flight.empty()) {
+    in_flight.erase(in_flight.size() - 1);
+    text = dumped(data);
+  }
+  for (const char* field : {"last_error", "target", "log_file", "repo", "revision", "commit"}) {
+    if (text.size() < capacity) break;
+    const auto value = data.find(field);
+    if (value != data.end() && value->is_string()) *value = clipped(value->get<std::string>(), 64);
+    text = dumped(data);
+  }
+  return text;
+}
+
 class StateFileView final : public ProgressView {
  public:
   StateFileView(std::filesystem::path path, std::string repo, std::string revision, std::string target,
@@ -117,7 +140,7 @@ class StateFileView final : public ProgressView {
     if (!log_file_.empty()) data["log_file"] = log_file_;
     try {
       // Reserved: the last record of a run that filled the disk must still be written (exit code 9, the cause).
-      record_.write(data.dump(1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n");
+      record_.write(fitted(data, util::ReservedRecordFile::kDefaultCapacity));
     } catch (const std::exception&) {
       // A progress report must not become a failure; the download reports the real error.
     }
