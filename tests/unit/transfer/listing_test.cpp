@@ -91,10 +91,12 @@ TEST_F(OfflineListing, AnUnsafeRevisionIsAUsageError) {
   }
 }
 
-TEST_F(OfflineListing, ARecordedListingWithAnUnsafePathIsRefusedAsForADownload) {
+TEST_F(OfflineListing, ARecordedListingIsCheckedAsForADownload) {
   write_file(cache_ / cache_folder_name(options_.repo) / "trees" / (kCommit + ".json"),
-             store::serialize_tree_cache({file("../escape.bin", 1)}));
-  EXPECT_THROW(list_repo(options_, {}), Error);
+             store::serialize_tree_cache({file(".cache/huggingface/download/x.metadata", 1), file("config.json", 2)}));
+  const RepoListing listing = list_repo(options_, {});
+  ASSERT_EQ(listing.files.size(), 1u);  // the reserved metadata path is never listed, as for a download
+  EXPECT_EQ(listing.files[0].path, "config.json");
 }
 
 }  // namespace
