@@ -88,7 +88,6 @@ struct TransportSettings {
   std::uint64_t speed_limit = 1024;
   std::optional<std::filesystem::path> ca_bundle;
   std::optional<std::filesystem::path> ca_path;
-  bool verbose = false;
 };
 
 /// One libcurl easy handle, reused request after request so its connections stay alive. Not thread-safe: each

@@ -49,8 +49,6 @@ class HubClient {
   /// Every file of the repo at `commit` (recursive, all pages), in the order the Hub lists them.
   std::vector<RemoteFile> list_files(const RepoId& repo, const std::string& commit);
 
-  const HubClientSettings& settings() const noexcept { return settings_; }
-
  private:
   struct JsonAnswer {
     http::HttpResponse response;

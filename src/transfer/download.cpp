@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// `hfget download` as a sequence of named steps: pin the commit, list, select, plan against what is on
-// disk, fetch the rest in parallel, report. Each step is a function; the data between them are plain values.
+// `hfget download` as a sequence of named steps: pin the commit, list, select (transfer/listing.cpp, shared
+// with `hfget ls`), plan against what is on disk, fetch the rest in parallel, report. Each step is a function;
+// the data between them are plain values.
 #include "hfget/download.hpp"
 
 #include <fmt/format.h>
@@ -19,8 +20,8 @@
 #include "store/target_lock.hpp"
 #include "transfer/download_steps.hpp"
 #include "transfer/fetch_all.hpp"
+#include "transfer/listing.hpp"
 #include "transfer/offline_snapshot.hpp"
-#include "transfer/selection.hpp"
 #include "util/byte_size.hpp"
 #include "verify/file_hashing.hpp"
 #include "verify/snapshot_checks.hpp"
@@ -265,13 +266,11 @@ std::filesystem::path check_download_source(const DownloadOptions& options, std:
   // one thread per name lookup and joins it when the lookup is done; only a lookup abandoned half-way (a
   // timeout) leaves its thread to finish alone, and then the request failed and this throws.
   hub::HubClient hub(hub_settings(options), stop);
-  // Asked for a full commit id too: it proves that the repo and the commit exist and the token sees them.
-  const hub::RevisionInfo revision = hub.revision_info(options.repo, options.revision);
+  const hub::RevisionInfo revision = transfer::pin_revision(hub, options.repo, options.revision);
   // The selection too: a named file that is not there, or patterns that keep nothing, fail now (exit 6).
-  std::vector<RemoteFile> files = hub.list_files(options.repo, revision.commit);
-  store::validate_listing(files);
-  const std::vector<RemoteFile> selected = transfer::select_files(files, options.selection);
-  if (revision.gated) check_access_to_files(hub, options, revision.commit, selected);
+  const transfer::SelectedListing listed =
+      transfer::list_and_select(hub, options.repo, revision.commit, options.selection);
+  if (revision.gated) check_access_to_files(hub, options, revision.commit, listed.selected);
   return open_layout(options, revision.commit)->snapshot_path();
 }
 
@@ -282,18 +281,15 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
 
   hub::HubClient hub(hub_settings(options), stop);
 
-  // Pin the revision first, so that a push during the download cannot mix two commits. A full commit id is
-  // asked for too, as snapshot_download does: one request proves the repo and commit exist and says whether
-  // the repo is gated, so that a pinned deploy gets the one-line gated error rather than one per file.
+  // Pin the revision first, so that a push during the download cannot mix two commits (a full commit id is
+  // asked for too: see pin_revision). Then list, validate and select: the same step `hfget ls` shows
+  // (transfer/listing.hpp).
   Snapshot snapshot;
-  const hub::RevisionInfo revision = hub.revision_info(options.repo, options.revision);
+  const hub::RevisionInfo revision = transfer::pin_revision(hub, options.repo, options.revision);
   snapshot.commit = revision.commit;
-
-  // List the whole tree once; include/exclude filter the listing, never the network. Every path is checked
-  // before it can touch the disk.
-  snapshot.files = hub.list_files(options.repo, snapshot.commit);
-  store::validate_listing(snapshot.files);
-  const std::vector<RemoteFile> selected = transfer::select_files(snapshot.files, options.selection);
+  transfer::SelectedListing listed = transfer::list_and_select(hub, options.repo, snapshot.commit, options.selection);
+  snapshot.files = std::move(listed.files);
+  const std::vector<RemoteFile> selected = std::move(listed.selected);
   if (revision.gated && !options.dry_run) check_access_to_files(hub, options, snapshot.commit, selected);
 
   // One hfget per target: a second run queues here (or fails with --no-wait). Only now, once the repo is known

@@ -103,9 +103,9 @@ void FileJob::start_writeback() {
   // memory when its last byte arrives, and files downloaded side by side all finish, and flush, at once: the
   // connections stall on the disk together. Asking the disk to write every 8 MiB of the hashed prefix as it
   // arrives leaves the fdatasync a few MiB, and caps the download's dirty memory by the same token (on a
-  // 547 GiB download, the kernel's dirty limit would otherwise throttle every writer at once). Unlimited
-  // loopback: median 2.41 s before, about 2.0 s after; 2 MiB and 32 MiB steps were slower
-  // (docs/benchmarks.md).
+  // large download, the kernel's dirty limit would otherwise throttle every writer at once). The step was
+  // chosen by measurement: docs/benchmarks.md, "Reading the results", has the figures for it and for the
+  // steps that lost.
   constexpr std::uint64_t kStep = 8 << 20;
   if (hashed_up_to_ < written_back_up_to_ + kStep) return;
   partial_->start_writeback(written_back_up_to_, hashed_up_to_);
@@ -222,11 +222,6 @@ void FileJob::abandon() {
   partial_.reset();
   journal_.reset();
   lock_.reset();
-}
-
-std::string FileJob::cdn_url() const {
-  std::lock_guard guard(mutex_);
-  return cdn_url_;
 }
 
 void FileJob::set_cdn_url(const std::string& url) {

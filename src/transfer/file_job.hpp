@@ -84,7 +84,6 @@ class FileJob {
   void abandon();
 
   // The signed CDN URL the Hub redirected to, shared by the file's connections until the CDN refuses it.
-  std::string cdn_url() const;
   void set_cdn_url(const std::string& url);
   void forget_cdn_url(const std::string& url);
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "hfget/error.hpp"
-#include "hfget/progress.hpp"
 #include "util/glob_match.hpp"
 
 namespace hfget::transfer {
@@ -77,19 +76,3 @@ std::vector<RemoteFile> select_files(const std::vector<RemoteFile>& listing, con
 }
 
 }  // namespace hfget::transfer
-
-namespace hfget {
-
-bool is_weight_file(std::string_view path) noexcept {
-  const auto ends_with = [&](std::string_view suffix) {
-    return path.size() >= suffix.size() && path.substr(path.size() - suffix.size()) == suffix;
-  };
-  if (ends_with(".safetensors") || ends_with(".gguf")) return true;
-  // .bin and .pt are also used for small non-weight files; count them only as PyTorch checkpoints.
-  const std::size_t slash = path.rfind('/');
-  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  const bool pickled = ends_with(".bin") || ends_with(".pt") || ends_with(".pth");
-  return pickled && (name.starts_with("pytorch_model") || name.find("-of-") != std::string_view::npos);
-}
-
-}  // namespace hfget

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "cli/shard_sets.hpp"
+#include "hfget/shard_sets.hpp"
 
 #include <gtest/gtest.h>
 
-namespace hfget::cli {
+namespace hfget {
 namespace {
 
 std::vector<RemoteFile> files(const std::vector<std::string>& paths) {
@@ -49,4 +49,4 @@ TEST(ShardSets, ReportsAnIndexNoShardIsNamedAfter) {
 }
 
 }  // namespace
-}  // namespace hfget::cli
+}  // namespace hfget

@@ -8,7 +8,7 @@
 
 #include "hfget/repo.hpp"
 
-namespace hfget::cli {
+namespace hfget {
 
 /// The shards of one sharded checkpoint, found by name: "<folder>/<stem>-NNNNN-of-MMMMM<extension>", tied to
 /// its index file "<stem><extension>.index.json" when the listing has one. The index's content is not
@@ -21,7 +21,8 @@ struct ShardSet {
   std::size_t selected = 0;          // of those, kept by --include/--exclude
 };
 
+/// The shard sets of `listing`, each with how many of its shards `selected` keeps (what `hfget ls` prints).
 /// In name order; then one set with an empty pattern per index file no shard is named after.
 std::vector<ShardSet> find_shard_sets(const std::vector<RemoteFile>& listing, const std::vector<RemoteFile>& selected);
 
-}  // namespace hfget::cli
+}  // namespace hfget

@@ -2,7 +2,7 @@
 // `hfget ls` reports each sharded checkpoint as "4/4 shards": shards are grouped by folder, stem, shard count
 // and extension, as transformers names them (model-00001-of-00004.safetensors), and an index file belongs to
 // the group whose "<stem><extension>" it is named after (model.safetensors.index.json).
-#include "cli/shard_sets.hpp"
+#include "hfget/shard_sets.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 
 #include "verify/shard_index.hpp"
 
-namespace hfget::cli {
+namespace hfget {
 namespace {
 
 struct SetKey {
@@ -71,4 +71,4 @@ std::vector<ShardSet> find_shard_sets(const std::vector<RemoteFile>& listing, co
   return sets;
 }
 
-}  // namespace hfget::cli
+}  // namespace hfget
