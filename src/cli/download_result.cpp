@@ -22,6 +22,13 @@ std::string dumped(const nlohmann::json& document) {
   return document.dump(2, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+// The same words the plan and the closing lines use.
+const char* action_of(const PlannedFile& planned, bool dry_run) {
+  if (planned.complete) return "present";
+  if (dry_run) return planned.replace ? "replace" : "download";
+  return planned.replace ? "replaced" : "downloaded";
+}
+
 }  // namespace
 
 std::string render_download_result_json(const DownloadReport& report, const DownloadOptions& options,
@@ -29,11 +36,8 @@ std::string render_download_result_json(const DownloadReport& report, const Down
   nlohmann::json files = nlohmann::json::array();
   std::uint64_t bytes_present = 0;
   for (const PlannedFile& planned : report.files) {
-    nlohmann::json file = {{"path", planned.file.path},
-                           {"size", planned.file.size},
-                           {"action", planned.complete  ? "present"
-                                      : options.dry_run ? "download"
-                                                        : "downloaded"}};
+    nlohmann::json file = {
+        {"path", planned.file.path}, {"size", planned.file.size}, {"action", action_of(planned, options.dry_run)}};
     if (planned.file.lfs_sha256) file["sha256"] = *planned.file.lfs_sha256;
     file["etag"] = planned.file.etag();
     files.push_back(std::move(file));

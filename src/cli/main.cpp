@@ -3,8 +3,10 @@
 // command and map the outcome to an exit code. An hfget::Error is caught here, in the download command
 // (to record the outcome in the state file first) and in the download workers; nowhere else.
 #include <malloc.h>
+#include <poll.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -84,12 +86,22 @@ std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
   return out;
 }
 
+// A pipe whose reading end is closed polls as an error for writing: what EPIPE said, when its errno is lost.
+bool stdout_reader_is_gone() {
+  pollfd out{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&out, 1, 0) == 1 && (out.revents & POLLERR) != 0;
+}
+
 // What a command printed may still sit in stdio's buffer: a reader that went away, or a full disk under
 // `> file`, shows only when it is flushed, and must not pass for success.
 int with_stdout_flushed(int code) {
-  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return code;
-  if (errno == EPIPE) return hfget::cli::kExitBrokenPipe;
-  std::fprintf(stderr, "hfget: error: cannot write to stdout: %s\n", std::strerror(errno));
+  const bool failed_before = std::ferror(stdout) != 0;  // an fputs that failed earlier, its errno long gone
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !failed_before) return code;
+  const int cause = errno;
+  if (cause == EPIPE || (cause == 0 && stdout_reader_is_gone())) return hfget::cli::kExitBrokenPipe;
+  std::fprintf(stderr, "hfget: error: cannot write to stdout%s%s\n", cause != 0 ? ": " : "",
+               cause != 0 ? std::strerror(cause) : "");
   return code == hfget::cli::kExitSuccess ? hfget::cli::exit_code_for(hfget::ErrorCode::kInternal) : code;
 }
 
