@@ -141,11 +141,14 @@ FileJob::Outcome FileJob::finish(const std::stop_token& stop) {
                 mismatch + " twice in a row: the server's bytes differ from the listing; nothing was published",
                 file_.path);
   }
-  if (++pass_ > settings_.max_passes) {
+  // Counted apart from restarts after an ETag change, which have their own limit: only corrupt downloads
+  // use up the corruption budget, and the message counts exactly those.
+  ++pass_;
+  if (corrupt_passes_ >= settings_.max_passes) {
     lock_.reset();
     throw Error(ErrorCode::kVerificationFailed,
                 fmt::format("{} (downloaded {} times, corrupted differently each time; nothing was published)",
-                            mismatch, pass_ - 1),
+                            mismatch, corrupt_passes_),
                 file_.path);
   }
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -204,6 +207,7 @@ void FileJob::start_over_after_change() {
   changed_to_.reset();
   discard_bytes_written();
   journal_->reset(changed_to);
+  last_wrong_hash_.clear();  // hashed against other expected bytes: not comparable with the next attempt's
   ++pass_;
   if (++changes_ > 1) {
     throw Error(ErrorCode::kVerificationFailed,
