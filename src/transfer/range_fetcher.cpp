@@ -161,8 +161,19 @@ RangeFetcher::RangeFetcher(const FetchSettings& settings, ProgressSink& progress
                            std::stop_token stop)
     : settings_(settings),
       progress_(progress),
-      request_(transport),
+      owned_transport_(std::make_unique<http::EasyRequest>(transport)),
+      transport_(*owned_transport_),
       progress_bytes_(http::progress_threshold(transport.speed_limit, transport.stall_timeout)),
+      stop_(std::move(stop)) {
+  batch_.reserve(kBatchBytes);
+}
+
+RangeFetcher::RangeFetcher(const FetchSettings& settings, ProgressSink& progress, http::Transport& transport,
+                           const http::TransportSettings& limits, std::stop_token stop)
+    : settings_(settings),
+      progress_(progress),
+      transport_(transport),
+      progress_bytes_(http::progress_threshold(limits.speed_limit, limits.stall_timeout)),
       stop_(std::move(stop)) {
   batch_.reserve(kBatchBytes);
 }
@@ -205,7 +216,7 @@ void RangeFetcher::fetch(RangeTask& task) {
         throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
       }
       try {
-        response = request_.get(spec, sink, stop_);
+        response = transport_.get(spec, sink, stop_);
       } catch (...) {
         sink.flush();  // what arrived before the error is kept for the resume
         throw;
