@@ -12,6 +12,7 @@
 
 #include "hfget/error.hpp"
 #include "http/content_range.hpp"
+#include "http/range_answer.hpp"
 #include "http/retrier.hpp"
 #include "http/url.hpp"
 #include "hub/hub_errors.hpp"
@@ -141,18 +142,7 @@ class ResolveGuard {
 };
 
 std::string describe(const http::HttpResponse& response) {
-  switch (response.failure) {
-    case http::TransportFailure::kNone: return fmt::format("HTTP {}", response.status);
-    case http::TransportFailure::kTimeout: return "timed out or stalled: " + response.failure_message;
-    case http::TransportFailure::kConnect: return "cannot connect: " + response.failure_message;
-    case http::TransportFailure::kConnectionLost: return "connection lost: " + response.failure_message;
-    case http::TransportFailure::kTls: return "TLS error: " + response.failure_message;
-    case http::TransportFailure::kMalformedAnswer: return response.failure_message;
-    case http::TransportFailure::kStoppedBySink: return "transfer stopped";
-    case http::TransportFailure::kCancelled: return "interrupted";
-    case http::TransportFailure::kOther: return response.failure_message;
-  }
-  return response.failure_message;
+  return http::describe(response.failure, response.failure_message, response.status);
 }
 
 }  // namespace
@@ -246,38 +236,23 @@ void RangeFetcher::fetch(RangeTask& task) {
       throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
     }
     // The scheduler stops the file's other ranges and starts it over; nothing of this answer was written.
-    if (sink.file_changed() || job.restart_requested()) return;
-    const bool answered =
-        response.failure == http::TransportFailure::kNone || response.failure == http::TransportFailure::kStoppedBySink;
-    const bool success = answered && response.status >= 200 && response.status < 300 && !sink.rejection();
-    if (success && task.position >= task.end) return;
+    if (job.restart_requested()) return;
+    const http::RangeClassification verdict = http::classify_range_answer(http::RangeAnswer{
+        response.failure, response.failure_message, response.status, http::same_origin(url, settings_.endpoint),
+        sink.file_changed(), sink.rejection(), task.position.load(), task.end.load(), file.size});
+    if (verdict.verdict == http::RangeVerdict::kFileChanged || verdict.verdict == http::RangeVerdict::kComplete) {
+      return;
+    }
     if (task.cancelled) return;
-
-    http::Attempt attempt{response.failure, response.status};
-    std::string reason = describe(response);
-    if (sink.rejection()) {
-      reason = *sink.rejection();
-      attempt = {http::TransportFailure::kOther, 0};
-    } else if (success) {
-      reason = fmt::format("the body ended at byte {} of {}", task.position.load(), file.size);
-      attempt = {http::TransportFailure::kConnectionLost, 0};
-    } else if (answered && !http::same_origin(url, settings_.endpoint) &&
-               (response.status == 401 || response.status == 403 || response.status == 404 || response.status == 410)) {
-      // An expired or revoked signed URL, whether shared or fresh from this very redirect: the Hub granted
-      // access, so ask it for a new one (and give up as a network failure, never as "access denied").
-      reason = fmt::format("the CDN refused the signed URL (HTTP {}); resolving it again", response.status);
-      job.forget_cdn_url(url);
-      job.note_refusal();
-      attempt = {http::TransportFailure::kOther, 0};
-    } else if (answered && response.status == 416) {
-      reason = "the server cannot serve the range (HTTP 416)";
-      attempt = {http::TransportFailure::kOther, 0};
-    } else if (answered && http::next_step(attempt) == http::NextStep::kGiveUp) {
+    if (verdict.verdict == http::RangeVerdict::kGiveUp) {
       throw hub::error_from_response(response, hub::RequestContext{&settings_.repo, settings_.commit, file.path});
     }
-
-    // A CDN that limits connections per file answers 429 to the extra ones: use fewer for this file.
-    if (answered && response.status == 429) job.note_refusal();
+    // An expired or revoked signed URL: the next attempt asks the Hub for a new one.
+    if (verdict.verdict == http::RangeVerdict::kResolveAgain) job.forget_cdn_url(url);
+    if (verdict.refusal) job.note_refusal();
+    std::string reason = verdict.reason;
+    const bool answered =
+        response.failure == http::TransportFailure::kNone || response.failure == http::TransportFailure::kStoppedBySink;
     const std::optional<http::RequestedWait> requested = answered ? http::requested_wait(response) : std::nullopt;
     if (requested) reason += " (" + requested->why + ")";
     // The Hub's quota is the whole download's: the other connections hold their Hub requests until it resets.
@@ -288,7 +263,8 @@ void RangeFetcher::fetch(RangeTask& task) {
     const auto announce = [&](std::chrono::milliseconds delay) {
       progress_.on_retry(file, retrier.attempts_failed(), reason, delay);
     };
-    if (!retrier.wait_before_retry(attempt, requested ? std::optional(requested->wait) : std::nullopt, announce)) {
+    if (!retrier.wait_before_retry(verdict.attempt, requested ? std::optional(requested->wait) : std::nullopt,
+                                   announce)) {
       if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
       const std::string limit = retrier.out_of_time() ? fmt::format(" and {}s without progress (--retry-max-time)",
                                                                     retrier.max_time().count())
