@@ -7,12 +7,9 @@
 #include <cstdint>
 #include <exception>
 #include <filesystem>
-#include <map>
 #include <optional>
-#include <span>
 #include <stop_token>
 #include <string>
-#include <vector>
 
 #include "http/curl_handles.hpp"
 #include "http/transport.hpp"

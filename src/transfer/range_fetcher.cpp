@@ -145,6 +145,76 @@ std::string describe(const http::HttpResponse& response) {
   return http::describe(response.failure, response.failure_message, response.status);
 }
 
+// What one connection sends with.
+struct Connection {
+  http::Transport& transport;
+  const FetchSettings& settings;
+  const std::stop_token& stop;
+};
+
+// Sends the task's range to `url`, following redirects (rewriting `url` to the last one): the token only to
+// the endpoint's origin, an If-Range per origin, and a redirect to another host shared with the file's
+// other connections as its signed CDN URL. Returns the first answer that is not a redirect.
+http::HttpResponse get_following_redirects(const Connection& connection, RangeTask& task, RangeSink& sink,
+                                           ResolveGuard& resolving, std::string& url) {
+  FileJob& job = *task.job;
+  const RemoteFile& file = job.file();
+  const FetchSettings& settings = connection.settings;
+  for (int hop = 0;; ++hop) {
+    if (hop > kMaxRedirects) throw Error(ErrorCode::kNetwork, file.path + ": too many redirects", file.path);
+    http::RequestSpec spec;
+    spec.url = url;
+    const std::string origin = http::origin_of(url);
+    // An empty file still takes one request, without a Range ("bytes=0-" of nothing is unsatisfiable).
+    if (file.size != 0) {
+      spec.range_from = task.position.load();
+      spec.range_last = task.end.load() - 1;
+      // A server whose file changed answers with the whole new file instead of splicing old and new.
+      if (const std::optional<std::string> etag = job.if_range_for(origin)) spec.extra_headers = {"If-Range: " + *etag};
+    }
+    sink.set_origin(origin);
+    const bool to_the_hub = http::same_origin(url, settings.endpoint);
+    if (to_the_hub) spec.bearer_token = settings.token;
+    if (to_the_hub && settings.hub_quota != nullptr && !settings.hub_quota->wait_until_available(connection.stop)) {
+      throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
+    }
+    http::HttpResponse response;
+    try {
+      response = connection.transport.get(spec, sink, connection.stop);
+    } catch (...) {
+      sink.flush();  // what arrived before the error is kept for the resume
+      throw;
+    }
+    sink.flush();
+    spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path, to_the_hub ? url : "CDN", spec.range_from.value_or(0),
+                  spec.range_last.value_or(0), describe(response));
+    const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
+                             response.status < 400 && !response.redirect_url.empty();
+    if (!is_redirect) return response;
+    const std::optional<http::UrlParts> target = http::parse_url(response.redirect_url);
+    if (!target || (target->scheme != "http" && target->scheme != "https")) {
+      throw Error(ErrorCode::kNetwork, file.path + ": redirected to an unsupported URL scheme", file.path);
+    }
+    url = response.redirect_url;
+    // Only a redirect to another host is a signed CDN URL worth sharing; the token never follows it.
+    if (!http::same_origin(url, settings.endpoint)) {
+      job.set_cdn_url(url);
+      resolving.finish();
+    }
+  }
+}
+
+// The error once the retries (or --retry-max-time) are used up, naming the last failure.
+Error retries_used_up(const RemoteFile& file, const http::Retrier& retrier, const std::string& reason) {
+  const std::string limit =
+      retrier.out_of_time() ? fmt::format(" and {}s without progress (--retry-max-time)", retrier.max_time().count())
+                            : "";
+  return Error(ErrorCode::kNetwork,
+               fmt::format("{}: download failed after {} attempts{}: {} (what arrived is kept for resume)", file.path,
+                           retrier.attempts_failed(), limit, reason),
+               file.path);
+}
+
 }  // namespace
 
 RangeFetcher::RangeFetcher(const FetchSettings& settings, ProgressSink& progress, http::TransportSettings transport,
@@ -186,49 +256,8 @@ void RangeFetcher::fetch(RangeTask& task) {
     ResolveGuard resolving(lease.resolving ? &job : nullptr);
     std::string url = cdn_url.empty() ? resolve_url : cdn_url;
     RangeSink sink(task, batch_);
-    http::HttpResponse response;
-    for (int hop = 0;; ++hop) {
-      if (hop > kMaxRedirects) throw Error(ErrorCode::kNetwork, file.path + ": too many redirects", file.path);
-      http::RequestSpec spec;
-      spec.url = url;
-      const std::string origin = http::origin_of(url);
-      if (!empty_file) {
-        spec.range_from = task.position.load();
-        spec.range_last = task.end.load() - 1;
-        // A server whose file changed answers with the whole new file instead of splicing old and new.
-        if (const std::optional<std::string> etag = job.if_range_for(origin))
-          spec.extra_headers = {"If-Range: " + *etag};
-      }
-      sink.set_origin(origin);
-      const bool to_the_hub = http::same_origin(url, settings_.endpoint);
-      if (to_the_hub) spec.bearer_token = settings_.token;
-      if (to_the_hub && settings_.hub_quota != nullptr && !settings_.hub_quota->wait_until_available(stop_)) {
-        throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
-      }
-      try {
-        response = transport_.get(spec, sink, stop_);
-      } catch (...) {
-        sink.flush();  // what arrived before the error is kept for the resume
-        throw;
-      }
-      sink.flush();
-      spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path,
-                    http::same_origin(url, settings_.endpoint) ? url : "CDN", spec.range_from.value_or(0),
-                    spec.range_last.value_or(0), describe(response));
-      const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
-                               response.status < 400 && !response.redirect_url.empty();
-      if (!is_redirect) break;
-      const std::optional<http::UrlParts> target = http::parse_url(response.redirect_url);
-      if (!target || (target->scheme != "http" && target->scheme != "https")) {
-        throw Error(ErrorCode::kNetwork, file.path + ": redirected to an unsupported URL scheme", file.path);
-      }
-      url = response.redirect_url;
-      // Only a redirect to another host is a signed CDN URL worth sharing; the token never follows it.
-      if (!http::same_origin(url, settings_.endpoint)) {
-        job.set_cdn_url(url);
-        resolving.finish();
-      }
-    }
+    const http::HttpResponse response =
+        get_following_redirects(Connection{transport_, settings_, stop_}, task, sink, resolving, url);
     resolving.finish();  // no redirect to a CDN came: the others stop waiting for one
     // A byte before each stall is no progress: such a server must use up the retries, not renew them.
     if (sink.received() >= progress_bytes_) retrier.note_progress();
@@ -266,13 +295,7 @@ void RangeFetcher::fetch(RangeTask& task) {
     if (!retrier.wait_before_retry(verdict.attempt, requested ? std::optional(requested->wait) : std::nullopt,
                                    announce)) {
       if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
-      const std::string limit = retrier.out_of_time() ? fmt::format(" and {}s without progress (--retry-max-time)",
-                                                                    retrier.max_time().count())
-                                                      : "";
-      throw Error(ErrorCode::kNetwork,
-                  fmt::format("{}: download failed after {} attempts{}: {} (what arrived is kept for resume)",
-                              file.path, retrier.attempts_failed(), limit, reason),
-                  file.path);
+      throw retries_used_up(file, retrier, reason);
     }
   }
 }

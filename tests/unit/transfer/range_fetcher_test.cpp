@@ -237,7 +237,7 @@ TEST_F(RangeFetcherTest, AnEtagChangeBetweenRangesWritesNothingAndAsksToStartOve
   EXPECT_EQ(fetch(kFileSize / 2, kFileSize), kFileSize / 2) << "no byte of the new version was written";
 
   EXPECT_TRUE(job->restart_requested());
-  EXPECT_TRUE(transport.requests_to(kCdn)[1].has_header("If-Range: \"old\""));
+  EXPECT_TRUE(transport.requests_to(kCdn).at(1).has_header("If-Range: \"old\""));
 }
 
 TEST_F(RangeFetcherTest, AShortBodyIsResumedFromWhereItEnded) {
