@@ -73,20 +73,6 @@ TransportFailure classify(CURLcode code) {
 
 }  // namespace
 
-const std::string* HttpResponse::header(const std::string& lowercase_name) const {
-  const auto it = headers.find(lowercase_name);
-  return it == headers.end() ? nullptr : &it->second;
-}
-
-bool StringSink::on_body(std::span<const std::byte> bytes) {
-  if (text_.size() + bytes.size() > max_bytes_) {
-    overflowed_ = true;
-    return false;
-  }
-  text_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  return true;
-}
-
 EasyRequest::EasyRequest(TransportSettings settings) : settings_(std::move(settings)), handle_(curl_easy_init()) {
   if (!handle_) throw Error(ErrorCode::kInternal, "libcurl could not create a handle");
   configure_defaults();

@@ -7,78 +7,14 @@
 #include <cstdint>
 #include <exception>
 #include <filesystem>
-#include <map>
 #include <optional>
-#include <span>
 #include <stop_token>
 #include <string>
-#include <vector>
 
-#include "hfget/secret.hpp"
 #include "http/curl_handles.hpp"
+#include "http/transport.hpp"
 
 namespace hfget::http {
-
-/// Why a request produced no complete HTTP answer. kNone means an answer arrived (any status).
-enum class TransportFailure {
-  kNone,
-  kConnect,          // could not resolve or connect
-  kTimeout,          // connect timeout, or under the minimum rate (or no byte) for the stall window
-  kConnectionLost,   // reset, closed early (also in the middle of the headers), short body
-  kMalformedAnswer,  // an answer hfget cannot use: a header line past libcurl's limit, an encoding not asked for
-  kTls,              // certificate or handshake problem: retrying will not help
-  kStoppedBySink,    // the body sink asked to stop (e.g. the server sent more than expected)
-  kCancelled,        // the stop token fired (SIGINT/SIGTERM)
-  kOther,
-};
-
-struct HttpResponse {
-  TransportFailure failure = TransportFailure::kNone;
-  std::string failure_message;  // libcurl's words, for the log and error messages
-  long status = 0;
-  std::map<std::string, std::string> headers;  // lowercase names; the last response only
-  std::string redirect_url;                    // absolute target of a 3xx Location, if any
-  std::string error_body;                      // body of a non-2xx answer, truncated
-  std::uint64_t body_bytes = 0;                // bytes handed to the sink
-
-  const std::string* header(const std::string& lowercase_name) const;
-};
-
-/// Receives the body of a 2xx answer. Bodies of other answers never reach it.
-class BodySink {
- public:
-  virtual ~BodySink() = default;
-  /// Called once the status line and headers of a 2xx answer are in, before any body byte.
-  virtual void on_response_start(const HttpResponse& /*head*/) {}
-  /// Returns false to stop the transfer cleanly (TransportFailure::kStoppedBySink). May throw hfget::Error.
-  virtual bool on_body(std::span<const std::byte> bytes) = 0;
-  /// Called after each pass of libcurl's transfer loop (after what one read from the socket delivered, in
-  /// on_body's pieces of at most 16 KiB, and at least about once a second): the moment to write a batch.
-  /// May throw hfget::Error.
-  virtual void on_read_done() {}
-};
-
-/// Collects a body in memory, refusing more than `max_bytes` (a hostile server cannot exhaust memory).
-class StringSink final : public BodySink {
- public:
-  explicit StringSink(std::size_t max_bytes) : max_bytes_(max_bytes) {}
-  bool on_body(std::span<const std::byte> bytes) override;
-  const std::string& text() const noexcept { return text_; }
-  bool overflowed() const noexcept { return overflowed_; }
-
- private:
-  std::size_t max_bytes_;
-  std::string text_;
-  bool overflowed_ = false;
-};
-
-struct RequestSpec {
-  std::string url;
-  const Secret* bearer_token = nullptr;     // sent as Authorization only when set: the caller decides the host
-  std::optional<std::uint64_t> range_from;  // "Range: bytes=N-"
-  std::optional<std::uint64_t> range_last;  // with range_from: "Range: bytes=N-M" (M inclusive)
-  std::vector<std::string> extra_headers;
-};
 
 struct TransportSettings {
   std::chrono::seconds connect_timeout{15};
@@ -90,13 +26,14 @@ struct TransportSettings {
   std::optional<std::filesystem::path> ca_path;
 };
 
-/// One libcurl easy handle, reused request after request so its connections stay alive. Not thread-safe: each
-/// worker owns its own. Redirects are never followed here: the caller decides where the token may go.
-class EasyRequest {
+/// One libcurl easy handle, reused request after request so its connections stay alive: the Transport the
+/// engine uses outside unit tests. Not thread-safe: each worker owns its own. Redirects are never followed
+/// here: the caller decides where the token may go.
+class EasyRequest final : public Transport {
  public:
   explicit EasyRequest(TransportSettings settings);
 
-  HttpResponse get(const RequestSpec& spec, BodySink& sink, std::stop_token stop = {});
+  HttpResponse get(const RequestSpec& spec, BodySink& sink, std::stop_token stop = {}) override;
 
  private:
   static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* self) noexcept;

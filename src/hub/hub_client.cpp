@@ -64,7 +64,13 @@ bool is_commit_id(const std::string& revision) {
 }
 
 HubClient::HubClient(HubClientSettings settings, std::stop_token stop)
-    : settings_(std::move(settings)), stop_(std::move(stop)), request_(settings_.transport) {}
+    : settings_(std::move(settings)),
+      stop_(std::move(stop)),
+      owned_transport_(std::make_unique<http::EasyRequest>(settings_.transport)),
+      transport_(*owned_transport_) {}
+
+HubClient::HubClient(HubClientSettings settings, http::Transport& transport, std::stop_token stop)
+    : settings_(std::move(settings)), stop_(std::move(stop)), transport_(transport) {}
 
 HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& first_url) {
   std::string url = first_url;
@@ -74,7 +80,7 @@ HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& firs
     spec.url = url;
     spec.extra_headers.emplace_back("Accept: application/json");
     if (http::same_origin(url, settings_.endpoint)) spec.bearer_token = &settings_.token;
-    http::HttpResponse response = request_.get(spec, sink, stop_);
+    http::HttpResponse response = transport_.get(spec, sink, stop_);
     spdlog::debug("GET {} -> HTTP {} {}", url, response.status, response.failure_message);
     if (sink.overflowed()) {
       throw Error(ErrorCode::kNetwork,
@@ -188,7 +194,7 @@ void HubClient::check_file_access(const RepoId& repo, const std::string& commit,
     spec.bearer_token = &settings_.token;  // the endpoint's own URL
     spec.range_from = 0;
     spec.range_last = 0;
-    http::HttpResponse response = request_.get(spec, sink, stop_);
+    http::HttpResponse response = transport_.get(spec, sink, stop_);
     spdlog::debug("GET {} (access check) -> HTTP {} {}", url, response.status, response.failure_message);
     return JsonAnswer{std::move(response), {}, url};
   };

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -31,7 +32,10 @@ struct HubClientSettings {
 /// only to the endpoint's host.
 class HubClient {
  public:
+  /// Sends through a libcurl handle of its own, made from `settings.transport`.
   HubClient(HubClientSettings settings, std::stop_token stop);
+  /// Sends through `transport` (which must outlive the client): unit tests pass a scripted one.
+  HubClient(HubClientSettings settings, http::Transport& transport, std::stop_token stop);
 
   /// The commit a branch, tag or (short) commit id points to. A 40-hex commit is returned without a request.
   std::string resolve_commit(const RepoId& repo, const std::string& revision);
@@ -67,7 +71,8 @@ class HubClient {
 
   HubClientSettings settings_;
   std::stop_token stop_;
-  http::EasyRequest request_;
+  std::unique_ptr<http::Transport> owned_transport_;  // with the first constructor only
+  http::Transport& transport_;
   bool answered_ = false;  // some request of this client got an HTTP answer: later connect errors are retried
 };
 

@@ -12,6 +12,7 @@
 
 #include "hfget/error.hpp"
 #include "http/content_range.hpp"
+#include "http/range_answer.hpp"
 #include "http/retrier.hpp"
 #include "http/url.hpp"
 #include "hub/hub_errors.hpp"
@@ -141,18 +142,77 @@ class ResolveGuard {
 };
 
 std::string describe(const http::HttpResponse& response) {
-  switch (response.failure) {
-    case http::TransportFailure::kNone: return fmt::format("HTTP {}", response.status);
-    case http::TransportFailure::kTimeout: return "timed out or stalled: " + response.failure_message;
-    case http::TransportFailure::kConnect: return "cannot connect: " + response.failure_message;
-    case http::TransportFailure::kConnectionLost: return "connection lost: " + response.failure_message;
-    case http::TransportFailure::kTls: return "TLS error: " + response.failure_message;
-    case http::TransportFailure::kMalformedAnswer: return response.failure_message;
-    case http::TransportFailure::kStoppedBySink: return "transfer stopped";
-    case http::TransportFailure::kCancelled: return "interrupted";
-    case http::TransportFailure::kOther: return response.failure_message;
+  return http::describe(response.failure, response.failure_message, response.status);
+}
+
+// What one connection sends with.
+struct Connection {
+  http::Transport& transport;
+  const FetchSettings& settings;
+  const std::stop_token& stop;
+};
+
+// Sends the task's range to `url`, following redirects (rewriting `url` to the last one): the token only to
+// the endpoint's origin, an If-Range per origin, and a redirect to another host shared with the file's
+// other connections as its signed CDN URL. Returns the first answer that is not a redirect.
+http::HttpResponse get_following_redirects(const Connection& connection, RangeTask& task, RangeSink& sink,
+                                           ResolveGuard& resolving, std::string& url) {
+  FileJob& job = *task.job;
+  const RemoteFile& file = job.file();
+  const FetchSettings& settings = connection.settings;
+  for (int hop = 0;; ++hop) {
+    if (hop > kMaxRedirects) throw Error(ErrorCode::kNetwork, file.path + ": too many redirects", file.path);
+    http::RequestSpec spec;
+    spec.url = url;
+    const std::string origin = http::origin_of(url);
+    // An empty file still takes one request, without a Range ("bytes=0-" of nothing is unsatisfiable).
+    if (file.size != 0) {
+      spec.range_from = task.position.load();
+      spec.range_last = task.end.load() - 1;
+      // A server whose file changed answers with the whole new file instead of splicing old and new.
+      if (const std::optional<std::string> etag = job.if_range_for(origin)) spec.extra_headers = {"If-Range: " + *etag};
+    }
+    sink.set_origin(origin);
+    const bool to_the_hub = http::same_origin(url, settings.endpoint);
+    if (to_the_hub) spec.bearer_token = settings.token;
+    if (to_the_hub && settings.hub_quota != nullptr && !settings.hub_quota->wait_until_available(connection.stop)) {
+      throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
+    }
+    http::HttpResponse response;
+    try {
+      response = connection.transport.get(spec, sink, connection.stop);
+    } catch (...) {
+      sink.flush();  // what arrived before the error is kept for the resume
+      throw;
+    }
+    sink.flush();
+    spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path, to_the_hub ? url : "CDN", spec.range_from.value_or(0),
+                  spec.range_last.value_or(0), describe(response));
+    const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
+                             response.status < 400 && !response.redirect_url.empty();
+    if (!is_redirect) return response;
+    const std::optional<http::UrlParts> target = http::parse_url(response.redirect_url);
+    if (!target || (target->scheme != "http" && target->scheme != "https")) {
+      throw Error(ErrorCode::kNetwork, file.path + ": redirected to an unsupported URL scheme", file.path);
+    }
+    url = response.redirect_url;
+    // Only a redirect to another host is a signed CDN URL worth sharing; the token never follows it.
+    if (!http::same_origin(url, settings.endpoint)) {
+      job.set_cdn_url(url);
+      resolving.finish();
+    }
   }
-  return response.failure_message;
+}
+
+// The error once the retries (or --retry-max-time) are used up, naming the last failure.
+Error retries_used_up(const RemoteFile& file, const http::Retrier& retrier, const std::string& reason) {
+  const std::string limit =
+      retrier.out_of_time() ? fmt::format(" and {}s without progress (--retry-max-time)", retrier.max_time().count())
+                            : "";
+  return Error(ErrorCode::kNetwork,
+               fmt::format("{}: download failed after {} attempts{}: {} (what arrived is kept for resume)", file.path,
+                           retrier.attempts_failed(), limit, reason),
+               file.path);
 }
 
 }  // namespace
@@ -161,8 +221,19 @@ RangeFetcher::RangeFetcher(const FetchSettings& settings, ProgressSink& progress
                            std::stop_token stop)
     : settings_(settings),
       progress_(progress),
-      request_(transport),
+      owned_transport_(std::make_unique<http::EasyRequest>(transport)),
+      transport_(*owned_transport_),
       progress_bytes_(http::progress_threshold(transport.speed_limit, transport.stall_timeout)),
+      stop_(std::move(stop)) {
+  batch_.reserve(kBatchBytes);
+}
+
+RangeFetcher::RangeFetcher(const FetchSettings& settings, ProgressSink& progress, http::Transport& transport,
+                           const http::TransportSettings& limits, std::stop_token stop)
+    : settings_(settings),
+      progress_(progress),
+      transport_(transport),
+      progress_bytes_(http::progress_threshold(limits.speed_limit, limits.stall_timeout)),
       stop_(std::move(stop)) {
   batch_.reserve(kBatchBytes);
 }
@@ -185,49 +256,8 @@ void RangeFetcher::fetch(RangeTask& task) {
     ResolveGuard resolving(lease.resolving ? &job : nullptr);
     std::string url = cdn_url.empty() ? resolve_url : cdn_url;
     RangeSink sink(task, batch_);
-    http::HttpResponse response;
-    for (int hop = 0;; ++hop) {
-      if (hop > kMaxRedirects) throw Error(ErrorCode::kNetwork, file.path + ": too many redirects", file.path);
-      http::RequestSpec spec;
-      spec.url = url;
-      const std::string origin = http::origin_of(url);
-      if (!empty_file) {
-        spec.range_from = task.position.load();
-        spec.range_last = task.end.load() - 1;
-        // A server whose file changed answers with the whole new file instead of splicing old and new.
-        if (const std::optional<std::string> etag = job.if_range_for(origin))
-          spec.extra_headers = {"If-Range: " + *etag};
-      }
-      sink.set_origin(origin);
-      const bool to_the_hub = http::same_origin(url, settings_.endpoint);
-      if (to_the_hub) spec.bearer_token = settings_.token;
-      if (to_the_hub && settings_.hub_quota != nullptr && !settings_.hub_quota->wait_until_available(stop_)) {
-        throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
-      }
-      try {
-        response = request_.get(spec, sink, stop_);
-      } catch (...) {
-        sink.flush();  // what arrived before the error is kept for the resume
-        throw;
-      }
-      sink.flush();
-      spdlog::debug("{}: GET {} (bytes {}-{}) -> {}", file.path,
-                    http::same_origin(url, settings_.endpoint) ? url : "CDN", spec.range_from.value_or(0),
-                    spec.range_last.value_or(0), describe(response));
-      const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
-                               response.status < 400 && !response.redirect_url.empty();
-      if (!is_redirect) break;
-      const std::optional<http::UrlParts> target = http::parse_url(response.redirect_url);
-      if (!target || (target->scheme != "http" && target->scheme != "https")) {
-        throw Error(ErrorCode::kNetwork, file.path + ": redirected to an unsupported URL scheme", file.path);
-      }
-      url = response.redirect_url;
-      // Only a redirect to another host is a signed CDN URL worth sharing; the token never follows it.
-      if (!http::same_origin(url, settings_.endpoint)) {
-        job.set_cdn_url(url);
-        resolving.finish();
-      }
-    }
+    const http::HttpResponse response =
+        get_following_redirects(Connection{transport_, settings_, stop_}, task, sink, resolving, url);
     resolving.finish();  // no redirect to a CDN came: the others stop waiting for one
     // A byte before each stall is no progress: such a server must use up the retries, not renew them.
     if (sink.received() >= progress_bytes_) retrier.note_progress();
@@ -235,38 +265,23 @@ void RangeFetcher::fetch(RangeTask& task) {
       throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
     }
     // The scheduler stops the file's other ranges and starts it over; nothing of this answer was written.
-    if (sink.file_changed() || job.restart_requested()) return;
-    const bool answered =
-        response.failure == http::TransportFailure::kNone || response.failure == http::TransportFailure::kStoppedBySink;
-    const bool success = answered && response.status >= 200 && response.status < 300 && !sink.rejection();
-    if (success && task.position >= task.end) return;
+    if (job.restart_requested()) return;
+    const http::RangeClassification verdict = http::classify_range_answer(http::RangeAnswer{
+        response.failure, response.failure_message, response.status, http::same_origin(url, settings_.endpoint),
+        sink.file_changed(), sink.rejection(), task.position.load(), task.end.load(), file.size});
+    if (verdict.verdict == http::RangeVerdict::kFileChanged || verdict.verdict == http::RangeVerdict::kComplete) {
+      return;
+    }
     if (task.cancelled) return;
-
-    http::Attempt attempt{response.failure, response.status};
-    std::string reason = describe(response);
-    if (sink.rejection()) {
-      reason = *sink.rejection();
-      attempt = {http::TransportFailure::kOther, 0};
-    } else if (success) {
-      reason = fmt::format("the body ended at byte {} of {}", task.position.load(), file.size);
-      attempt = {http::TransportFailure::kConnectionLost, 0};
-    } else if (answered && !http::same_origin(url, settings_.endpoint) &&
-               (response.status == 401 || response.status == 403 || response.status == 404 || response.status == 410)) {
-      // An expired or revoked signed URL, whether shared or fresh from this very redirect: the Hub granted
-      // access, so ask it for a new one (and give up as a network failure, never as "access denied").
-      reason = fmt::format("the CDN refused the signed URL (HTTP {}); resolving it again", response.status);
-      job.forget_cdn_url(url);
-      job.note_refusal();
-      attempt = {http::TransportFailure::kOther, 0};
-    } else if (answered && response.status == 416) {
-      reason = "the server cannot serve the range (HTTP 416)";
-      attempt = {http::TransportFailure::kOther, 0};
-    } else if (answered && http::next_step(attempt) == http::NextStep::kGiveUp) {
+    if (verdict.verdict == http::RangeVerdict::kGiveUp) {
       throw hub::error_from_response(response, hub::RequestContext{&settings_.repo, settings_.commit, file.path});
     }
-
-    // A CDN that limits connections per file answers 429 to the extra ones: use fewer for this file.
-    if (answered && response.status == 429) job.note_refusal();
+    // An expired or revoked signed URL: the next attempt asks the Hub for a new one.
+    if (verdict.verdict == http::RangeVerdict::kResolveAgain) job.forget_cdn_url(url);
+    if (verdict.refusal) job.note_refusal();
+    std::string reason = verdict.reason;
+    const bool answered =
+        response.failure == http::TransportFailure::kNone || response.failure == http::TransportFailure::kStoppedBySink;
     const std::optional<http::RequestedWait> requested = answered ? http::requested_wait(response) : std::nullopt;
     if (requested) reason += " (" + requested->why + ")";
     // The Hub's quota is the whole download's: the other connections hold their Hub requests until it resets.
@@ -277,15 +292,10 @@ void RangeFetcher::fetch(RangeTask& task) {
     const auto announce = [&](std::chrono::milliseconds delay) {
       progress_.on_retry(file, retrier.attempts_failed(), reason, delay);
     };
-    if (!retrier.wait_before_retry(attempt, requested ? std::optional(requested->wait) : std::nullopt, announce)) {
+    if (!retrier.wait_before_retry(verdict.attempt, requested ? std::optional(requested->wait) : std::nullopt,
+                                   announce)) {
       if (stop_.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted", file.path);
-      const std::string limit = retrier.out_of_time() ? fmt::format(" and {}s without progress (--retry-max-time)",
-                                                                    retrier.max_time().count())
-                                                      : "";
-      throw Error(ErrorCode::kNetwork,
-                  fmt::format("{}: download failed after {} attempts{}: {} (what arrived is kept for resume)",
-                              file.path, retrier.attempts_failed(), limit, reason),
-                  file.path);
+      throw retries_used_up(file, retrier, reason);
     }
   }
 }

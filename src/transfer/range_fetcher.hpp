@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -44,8 +45,13 @@ struct RangeTask {
 /// it stopped and asking the Hub for a fresh signed URL when the CDN refuses the old one.
 class RangeFetcher {
  public:
+  /// Sends through a libcurl handle of its own, made from `transport`.
   RangeFetcher(const FetchSettings& settings, ProgressSink& progress, http::TransportSettings transport,
                std::stop_token stop);
+  /// Sends through `transport` (which must outlive the fetcher): unit tests pass a scripted one. `limits`
+  /// gives the minimum rate that decides what counts as progress.
+  RangeFetcher(const FetchSettings& settings, ProgressSink& progress, http::Transport& transport,
+               const http::TransportSettings& limits, std::stop_token stop);
 
   /// Returns when [task.begin, task.end) is written (task.position == task.end) or the task was cancelled;
   /// throws Error naming the file when it cannot be fetched.
@@ -54,7 +60,8 @@ class RangeFetcher {
  private:
   const FetchSettings& settings_;
   ProgressSink& progress_;
-  http::EasyRequest request_;
+  std::unique_ptr<http::Transport> owned_transport_;  // with the first constructor only
+  http::Transport& transport_;
   std::uint64_t progress_bytes_;  // what an attempt must move to count as progress (http::progress_threshold)
   std::stop_token stop_;
   std::vector<std::byte> batch_;  // received bytes not yet written; capacity fixed at construction
