@@ -313,7 +313,7 @@ void Layout::check_paths(const std::vector<RemoteFile>& files) const {
       if (::lstat(current.c_str(), &info) != 0) break;  // nothing there yet: it will be created as a folder
       const bool last = current == root / file.path;
       if (S_ISLNK(info.st_mode) && !last) {
-        throw Error(ErrorCode::kNotWritable,
+        throw Error(ErrorCode::kInternal,
                     fmt::format("{}: '{}' is a symlink; refusing to write through it", file.path, current.string()),
                     current);
       }

@@ -136,7 +136,9 @@ void create_directories_within(const std::filesystem::path& root, const std::fil
     struct stat info {};
     if (::lstat(current.c_str(), &info) == 0) {
       if (!S_ISDIR(info.st_mode)) {
-        throw Error(ErrorCode::kNotWritable,
+        // A file in the way is the user's to move (exit 11); a symlink there may be planted, and stays a
+        // refusal of its own (exit 1) that the hostile-input tests pin.
+        throw Error(S_ISLNK(info.st_mode) ? ErrorCode::kInternal : ErrorCode::kNotWritable,
                     fmt::format("'{}' is in the way: expected a directory, found {}", current.string(),
                                 S_ISLNK(info.st_mode) ? "a symlink (refusing to follow it)" : "a file"),
                     current);
