@@ -87,7 +87,11 @@ def report(title: str, counts: dict) -> None:
 SOAK_REPO = "test-org/soak-model"
 SOAK_RUNS = 8
 SOAK_BUDGET_SECONDS = 90
-SOAK_ARGS = ["--chunk-size", "128KiB", "--connections", "4", "--retries", "8", "--stall-timeout", "2",
+# --retries 12: a corrupt file is fetched again whole, and a 512 KiB shard in 128 KiB chunks takes four or more
+# GETs a download at 12 % flips each, so about half its downloads arrive corrupt (each differently); with 9
+# downloads (--retries 8) one shard of the 48 in a run was corrupt in all of them about once in 50 CI runs.
+# 13 downloads make that under 1 in 1000. (Re-fetching only the ranges that disagree would need far fewer.)
+SOAK_ARGS = ["--chunk-size", "128KiB", "--connections", "4", "--retries", "12", "--stall-timeout", "2",
              "--progress", "json"]
 
 
