@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "hfget/hub_connection.hpp"
 #include "hfget/progress.hpp"
 #include "hfget/repo.hpp"
-#include "hfget/secret.hpp"
+#include "hfget/target.hpp"
 #include "hfget/verify.hpp"
 
 namespace hfget {
@@ -30,22 +31,13 @@ struct DownloadOptions {
   FileSelection selection;
   std::optional<std::filesystem::path> local_dir;  // else the HF cache
   std::filesystem::path cache_dir;
-  std::string endpoint;
-  std::string endpoint_origin;  // "HF_ENDPOINT=…", "--endpoint …" or empty (the default), for messages
-  Secret token;
+  HubConnection hub;              // endpoint, token, transfer limits, retry policy
   int max_workers = 12;           // files open at once
   int connections = 16;           // HTTP connections in all, shared by the open files
   std::uint64_t chunk_bytes = 0;  // 0: adaptive (4–64 MiB); larger missing ranges are cut into chunks
   bool dry_run = false;
   bool offline = false;
   bool symlinks_disabled = false;  // the cache's snapshot files are real files (HF_HUB_DISABLE_SYMLINKS)
-  int max_attempts = 8;            // per file, counted since the last progress
-  std::chrono::seconds stall_timeout{60};
-  std::uint64_t speed_limit = 1024;          // bytes/s averaged over stall_timeout, else the transfer is retried
-  std::chrono::seconds retry_max_time{600};  // per file or Hub request without progress, waits included; 0: none
-  std::chrono::milliseconds retry_base_delay{1000};
-  std::optional<std::filesystem::path> ca_bundle;
-  std::optional<std::filesystem::path> ca_path;
   /// Fetch every selected file again, even those complete on disk (`hf download --force-download`).
   bool force_download = false;
   /// Hash every selected file found complete on disk first, and fetch again exactly those that fail
@@ -53,13 +45,21 @@ struct DownloadOptions {
   bool verify_present = false;
   bool check_space = true;    // refuse to start when the bytes still needed exceed the free space
   bool wait_for_lock = true;  // queue behind another hfget on the same target, else fail with kBusy
+
+  /// Where the files land: `local_dir` when set, else `repo` in `cache_dir`.
+  Target target() const;
 };
 
-/// hfget's folder for the target of `options` (records, state file, detached log, target lock).
-std::filesystem::path state_dir_for(const DownloadOptions& options);
-/// Creates the target and its state folder, refusing a symlink on the way (Error naming it); returns the folder.
-std::filesystem::path prepare_state_dir(const DownloadOptions& options);
-/// The PID of the hfget download holding the target's lock, if one does.
+/// The smallest --chunk-size: a smaller range costs a request per 64 KiB.
+inline constexpr std::uint64_t kMinChunkBytes = 64 * 1024;
+
+/// Error{kUsage}, naming the flag, for options no download could run with: the Hub connection's limits
+/// (check_hub_connection), --chunk-size under kMinChunkBytes, --max-workers or --connections outside 1..256,
+/// an empty or unsafe revision, an endpoint that is not http(s) (unless offline). `download` and
+/// `check_download_source` call it first.
+void check_download_options(const DownloadOptions& options);
+
+/// The PID of the hfget download holding the lock of the target of `options`, if one does.
 std::optional<long> target_holder(const DownloadOptions& options);
 
 struct PlannedFile {

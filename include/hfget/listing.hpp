@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "hfget/download.hpp"
+#include "hfget/hub_connection.hpp"
 #include "hfget/repo.hpp"
-#include "hfget/secret.hpp"
 #include "hfget/shard_sets.hpp"
 
 namespace hfget {
@@ -24,13 +24,7 @@ struct ListOptions {
   FileSelection selection;
   std::filesystem::path cache_dir;  // read only when offline
   bool offline = false;             // HF_HUB_OFFLINE: the cache's record, never a request
-  std::string endpoint;
-  std::string endpoint_origin;  // "HF_ENDPOINT=…", "--endpoint …" or empty (the default), for messages
-  Secret token;
-  int max_attempts = 8;  // per Hub request
-  std::chrono::milliseconds retry_base_delay{1000};
-  std::optional<std::filesystem::path> ca_bundle;
-  std::optional<std::filesystem::path> ca_path;
+  HubConnection hub;                // unless offline
 };
 
 /// A repo's files at one commit, as `download` with the same revision and selection would see them.

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "hfget/hub_connection.hpp"
 #include "hfget/repo.hpp"
-#include "hfget/secret.hpp"
+#include "hfget/target.hpp"
 
 namespace hfget {
 
@@ -65,20 +66,17 @@ struct VerifyProgress {
 struct VerifyOptions {
   std::optional<std::filesystem::path> local_dir;  // else the HF cache
   std::filesystem::path cache_dir;
-  RepoId repo;                    // for the cache; ignored for a local dir
-  std::string revision = "main";  // branch, tag or commit (cache); local dir: the one recorded
-  bool online = false;            // re-read the listing from the Hub
-  std::string endpoint;
-  std::string endpoint_origin;  // "HF_ENDPOINT=…", "--endpoint …" or empty (the default), for messages
-  Secret token;
-  std::optional<std::filesystem::path> ca_bundle;    // --online requests: --ca-bundle, CURL_CA_BUNDLE, …
-  std::optional<std::filesystem::path> ca_path;      // SSL_CERT_DIR
-  int max_attempts = 9;                              // --online requests: --retries + 1
-  std::chrono::milliseconds retry_base_delay{1000};  // --online requests
-  unsigned jobs = 0;                                 // hashing threads; 0 = the number of cores
-  bool fast = false;                                 // no hashing: sizes, headers, structure only
-  std::set<std::string> allow_missing;               // "tokenizer", "config"
-  VerifyProgress* progress = nullptr;                // updated while it runs, when given
+  RepoId repo;                          // for the cache; ignored for a local dir
+  std::string revision = "main";        // branch, tag or commit (cache); local dir: the one recorded
+  bool online = false;                  // re-read the listing from the Hub
+  HubConnection hub;                    // --online requests
+  unsigned jobs = 0;                    // hashing threads; 0 = the number of cores
+  bool fast = false;                    // no hashing: sizes, headers, structure only
+  std::set<std::string> allow_missing;  // "tokenizer", "config"
+  VerifyProgress* progress = nullptr;   // updated while it runs, when given
+
+  /// What is checked: `local_dir` when set, else `repo` in `cache_dir`.
+  Target target() const;
 };
 
 /// Checks a downloaded snapshot, offline from what the download recorded unless `online`. Throws Error for

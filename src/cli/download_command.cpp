@@ -70,42 +70,35 @@ struct DownloadFlags {
   bool verify_present = false;
 };
 
+// The flags as the library's options; parse errors of sizes and rates here, every other check in the library
+// (check_download_options), of which those of the Hub connection are made now, before anything starts.
 DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env) {
   DownloadOptions options;
-  HubAccess access = hub_access(flags.hub, env);
-  NamedRepo named = named_repo(flags.repo_id, flags.hub, flags.revision, flags.revision_given, access.endpoint);
+  options.hub = hub_connection(flags.hub, env);
+  NamedRepo named = named_repo(flags.repo_id, flags.hub, flags.revision, flags.revision_given, options.hub.endpoint);
   options.repo = std::move(named.repo);
   options.revision = std::move(named.revision);
   options.selection = {flags.files, flags.include, flags.exclude, flags.allow_empty};
   if (!flags.local_dir.empty())
     options.local_dir = std::filesystem::absolute(util::expand_user_and_vars(flags.local_dir));
   options.cache_dir = cache_dir_from(flags.cache_dir, env);
-  options.endpoint = std::move(access.endpoint);
-  options.endpoint_origin = std::move(access.endpoint_origin);
-  options.token = std::move(access.token);
-  options.ca_bundle = std::move(access.ca_bundle);
-  options.ca_path = std::move(access.ca_path);
   options.max_workers = flags.max_workers;
   options.connections = flags.connections;
   if (!flags.chunk_size.empty()) {
     const std::optional<std::uint64_t> bytes = util::parse_byte_size(flags.chunk_size);
-    if (!bytes || *bytes < 64 * 1024)
-      throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
+    if (!bytes) throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
     options.chunk_bytes = *bytes;
   }
   options.dry_run = flags.dry_run;
   options.offline = env.offline;
   options.symlinks_disabled = env.symlinks_disabled;
-  if (flags.retries < 0 || flags.retries > 100) throw Error(ErrorCode::kUsage, "--retries must be between 0 and 100");
-  options.max_attempts = flags.retries + 1;
-  if (flags.stall_timeout_seconds < 1) throw Error(ErrorCode::kUsage, "--stall-timeout must be at least 1 second");
-  options.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
+  options.hub.max_attempts = max_attempts_for_retries(flags.retries);
+  options.hub.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
   const std::optional<std::uint64_t> speed_limit = util::parse_byte_size(flags.speed_limit);
   if (!speed_limit) throw Error(ErrorCode::kUsage, "--speed-limit must be a rate in bytes/s, e.g. 1k or 0");
-  options.speed_limit = *speed_limit;
-  if (flags.retry_max_time_seconds < 0) throw Error(ErrorCode::kUsage, "--retry-max-time must be 0 or more seconds");
-  options.retry_max_time = std::chrono::seconds(flags.retry_max_time_seconds);
-  options.retry_base_delay = env.retry_base_delay;
+  options.hub.speed_limit = *speed_limit;
+  options.hub.retry_max_time = std::chrono::seconds(flags.retry_max_time_seconds);
+  check_hub_connection(options.hub);
   options.check_space = !flags.no_space_check;
   options.wait_for_lock = !flags.no_wait;
   options.force_download = flags.force_download;
@@ -179,10 +172,10 @@ std::vector<std::unique_ptr<ProgressView>> make_views(const DownloadFlags& flags
     }
   }
   if (log_file_writer) views.push_back(make_log_line_view(*log_file_writer, interval, /*report_outcome=*/true));
-  const std::string target = options.local_dir ? options.local_dir->string() : options.cache_dir.string();
+  const Target target = options.target();
   const std::string log_file = flags.log_file.empty() ? "" : std::filesystem::absolute(flags.log_file).string();
-  views.push_back(make_state_file_view(state_file_path(state_dir_for(options)), options.repo.name, options.revision,
-                                       target, log_file, flags.detach));
+  views.push_back(make_state_file_view(state_file_path(target.state_dir()), options.repo.name, options.revision,
+                                       target.root().string(), log_file, flags.detach));
   return views;
 }
 
@@ -357,96 +350,132 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
   }
 }
 
+// What to fetch and where it goes.
+void add_what_and_where_options(CLI::App* command, DownloadFlags& flags) {
+  command->add_option("repo_id", flags.repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
+  command->add_option("files", flags.files, "Files (or fnmatch patterns) to download; default: all");
+  add_revision_option(command, flags.revision, flags.revision_given);
+  add_hub_options(command, flags.hub);
+  add_selection_options(command, flags.include, flags.exclude);
+  command->add_flag("--allow-empty", flags.allow_empty,
+                    "Succeed when the selection keeps no file (default: exit 6, a pattern had a typo)");
+  CLI::Option* local_dir = command->add_option("--local-dir", flags.local_dir, "Download into this directory");
+  CLI::Option* cache_dir =
+      command->add_option("--cache-dir", flags.cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
+  local_dir->excludes(cache_dir);
+}
+
+// How the bytes are fetched: parallelism, chunks, and the limits that decide when a transfer is retried.
+void add_transfer_options(CLI::App* command, DownloadFlags& flags) {
+  command->add_option("--max-workers", flags.max_workers, "Files downloaded at once")->capture_default_str();
+  command->add_option("--connections", flags.connections, "HTTP connections in all, shared by those files")
+      ->capture_default_str();
+  command->add_option("--chunk-size", flags.chunk_size,
+                      "Range size per request, e.g. 32MiB (default: adaptive, 4-64 MiB)");
+  command->add_option("--retries", flags.retries, "Retries per file without progress")->capture_default_str();
+  command->add_option("--stall-timeout", flags.stall_timeout_seconds, "Seconds without data before a retry")
+      ->capture_default_str();
+  command
+      ->add_option("--speed-limit", flags.speed_limit,
+                   "Retry a transfer slower than this many bytes/s over --stall-timeout (0: only stalls)")
+      ->capture_default_str();
+  command
+      ->add_option("--retry-max-time", flags.retry_max_time_seconds,
+                   "Seconds a file or Hub request may spend without progress, waits included (0: no limit)")
+      ->capture_default_str();
+}
+
+// The progress shown while it runs.
+void add_progress_options(CLI::App* command, DownloadFlags& flags) {
+  command->add_option("--progress", flags.progress, "auto (terminal or log lines), lines, or json (JSON lines)")
+      ->check(CLI::IsMember({"auto", "lines", "json"}))
+      ->capture_default_str();
+  command
+      ->add_option("--progress-interval", flags.progress_interval_seconds,
+                   "Seconds between progress lines when stderr is not a terminal")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  command->add_option("--log-file", flags.log_file, "Also write progress and diagnostics to this file");
+}
+
+// How much is said, and in which form the result is printed.
+void add_verbosity_options(CLI::App* command, DownloadFlags& flags) {
+  command->add_flag("-q,--quiet", flags.quiet, "No progress; errors only on stderr");
+  command->add_flag("-v,--verbose", flags.verbose, "Log every request (tokens are never printed)");
+  command->add_flag("--json", flags.json,
+                    "Print one JSON document on stdout at the end (path, commit, files, bytes, checks)");
+}
+
+// How the run behaves: in the background, against a lock or a small disk, as a rehearsal, or as a repair.
+void add_run_options(CLI::App* command, DownloadFlags& flags) {
+  command->add_flag("--detach", flags.detach, "Run in the background (survives the end of the SSH session)");
+  command->add_flag("--no-space-check", flags.no_space_check, "Start even if the free space looks too small");
+  command->add_flag("--no-wait", flags.no_wait,
+                    "Fail (exit 10) instead of waiting when another hfget holds the target");
+  command->add_flag("--dry-run", flags.dry_run, "Print what would be downloaded, write nothing");
+  CLI::Option* force = command->add_flag("--force-download", flags.force_download,
+                                         "Download every selected file again, even if already complete");
+  command
+      ->add_flag("--verify", flags.verify_present,
+                 "Hash the files already on disk and download again exactly those that fail (repair)")
+      ->excludes(force);
+}
+
+void add_legacy_options(CLI::App* command, DownloadFlags& flags) {
+  CLI::Option_group* legacy = command->add_option_group("Accepted for `hf download` scripts, no effect");
+  legacy->add_flag("--resume-download", flags.resume_download, "Deprecated: hfget always resumes");
+  legacy->add_option("--local-dir-use-symlinks", flags.local_dir_use_symlinks,
+                     "Deprecated: --local-dir holds real files");
+}
+
+// --detach: checked here, before anything is written, a typo in the repo id or the revision, or a token
+// without access, fails now with its exit code (3, 4, 5, 7) rather than later in the log. Returns the
+// launcher's exit code, or nothing in the daemon, which goes on to run the download.
+std::optional<int> detach(DownloadFlags& flags) {
+  const DownloadOptions options = to_options(flags, HubEnvironment::from_process_environment());
+  if (flags.quiet) spdlog::set_level(spdlog::level::err);  // retry notices of the checks, as without --detach
+  // libcurl is set up for the checks alone and cleaned up before the fork, which the daemon's own set-up
+  // then repeats.
+  std::filesystem::path snapshot_path;
+  {
+    const LibraryInit library;
+    snapshot_path = check_download_source(options, std::stop_token{});
+  }
+  const Target target = options.target();
+  const std::filesystem::path state_dir = target.prepare_state_dir();
+  // Refused now rather than in the background, where only the log would say so.
+  if (!options.wait_for_lock) {
+    if (const std::optional<long> holder = target.lock_holder()) {
+      throw Error(ErrorCode::kBusy, fmt::format("another hfget (PID {}) is downloading into this target; wait for it "
+                                                "(hfget wait), or run without --no-wait to queue behind it",
+                                                *holder));
+    }
+  }
+  const std::filesystem::path log =
+      flags.log_file.empty() ? state_dir / "download.log" : std::filesystem::absolute(flags.log_file);
+  std::optional<int> launcher_exit =
+      detach_into_background(log, state_dir, {result_path(snapshot_path, flags), flags.quiet});
+  // In the daemon, stderr is the log: no second file sink on the same file.
+  flags.log_file.clear();
+  return launcher_exit;
+}
+
 }  // namespace
 
 DownloadCommand add_download_command(CLI::App& app) {
   auto flags = std::make_shared<DownloadFlags>();
   CLI::App* command = app.add_subcommand("download", "Download a repo (or some of its files) from the Hub");
-  command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
-  command->add_option("files", flags->files, "Files (or fnmatch patterns) to download; default: all");
-  add_revision_option(command, flags->revision, flags->revision_given);
-  add_hub_options(command, flags->hub);
-  add_selection_options(command, flags->include, flags->exclude);
-  command->add_flag("--allow-empty", flags->allow_empty,
-                    "Succeed when the selection keeps no file (default: exit 6, a pattern had a typo)");
-  CLI::Option* local_dir = command->add_option("--local-dir", flags->local_dir, "Download into this directory");
-  CLI::Option* cache_dir =
-      command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
-  local_dir->excludes(cache_dir);
-  command->add_option("--max-workers", flags->max_workers, "Files downloaded at once")->capture_default_str();
-  command->add_option("--connections", flags->connections, "HTTP connections in all, shared by those files")
-      ->capture_default_str();
-  command->add_option("--chunk-size", flags->chunk_size,
-                      "Range size per request, e.g. 32MiB (default: adaptive, 4-64 MiB)");
-  command->add_option("--retries", flags->retries, "Retries per file without progress")->capture_default_str();
-  command->add_option("--stall-timeout", flags->stall_timeout_seconds, "Seconds without data before a retry")
-      ->capture_default_str();
-  command
-      ->add_option("--speed-limit", flags->speed_limit,
-                   "Retry a transfer slower than this many bytes/s over --stall-timeout (0: only stalls)")
-      ->capture_default_str();
-  command
-      ->add_option("--retry-max-time", flags->retry_max_time_seconds,
-                   "Seconds a file or Hub request may spend without progress, waits included (0: no limit)")
-      ->capture_default_str();
-  command->add_option("--progress", flags->progress, "auto (terminal or log lines), lines, or json (JSON lines)")
-      ->check(CLI::IsMember({"auto", "lines", "json"}))
-      ->capture_default_str();
-  command
-      ->add_option("--progress-interval", flags->progress_interval_seconds,
-                   "Seconds between progress lines when stderr is not a terminal")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
-  command->add_option("--log-file", flags->log_file, "Also write progress and diagnostics to this file");
-  command->add_flag("--detach", flags->detach, "Run in the background (survives the end of the SSH session)");
-  command->add_flag("--no-space-check", flags->no_space_check, "Start even if the free space looks too small");
-  command->add_flag("--no-wait", flags->no_wait,
-                    "Fail (exit 10) instead of waiting when another hfget holds the target");
-  command->add_flag("--dry-run", flags->dry_run, "Print what would be downloaded, write nothing");
-  CLI::Option* force = command->add_flag("--force-download", flags->force_download,
-                                         "Download every selected file again, even if already complete");
-  command
-      ->add_flag("--verify", flags->verify_present,
-                 "Hash the files already on disk and download again exactly those that fail (repair)")
-      ->excludes(force);
-  command->add_flag("-q,--quiet", flags->quiet, "No progress; errors only on stderr");
-  command->add_flag("-v,--verbose", flags->verbose, "Log every request (tokens are never printed)");
-  command->add_flag("--json", flags->json,
-                    "Print one JSON document on stdout at the end (path, commit, files, bytes, checks)");
-  CLI::Option_group* legacy = command->add_option_group("Accepted for `hf download` scripts, no effect");
-  legacy->add_flag("--resume-download", flags->resume_download, "Deprecated: hfget always resumes");
-  legacy->add_option("--local-dir-use-symlinks", flags->local_dir_use_symlinks,
-                     "Deprecated: --local-dir holds real files");
+  add_what_and_where_options(command, *flags);
+  add_transfer_options(command, *flags);
+  add_progress_options(command, *flags);
+  add_run_options(command, *flags);
+  add_verbosity_options(command, *flags);
+  add_legacy_options(command, *flags);
 
   DownloadCommand result;
   result.detach_if_requested = [command, flags]() -> std::optional<int> {
     if (!command->parsed() || !flags->detach || flags->dry_run) return std::nullopt;
-    const DownloadOptions options = to_options(*flags, HubEnvironment::from_process_environment());
-    if (flags->quiet) spdlog::set_level(spdlog::level::err);  // retry notices of the checks, as without --detach
-    // Checked here, before anything is written: a typo in the repo id or the revision, or a token without
-    // access, fails now with its exit code (3, 4, 5, 7) rather than later in the log. libcurl is set up for
-    // the checks alone and cleaned up before the fork, which the daemon's own set-up then repeats.
-    std::filesystem::path snapshot_path;
-    {
-      const LibraryInit library;
-      snapshot_path = check_download_source(options, std::stop_token{});
-    }
-    const std::filesystem::path state_dir = prepare_state_dir(options);
-    // Refused now rather than in the background, where only the log would say so.
-    if (!options.wait_for_lock) {
-      if (const std::optional<long> holder = target_holder(options)) {
-        throw Error(ErrorCode::kBusy, fmt::format("another hfget (PID {}) is downloading into this target; wait for it "
-                                                  "(hfget wait), or run without --no-wait to queue behind it",
-                                                  *holder));
-      }
-    }
-    const std::filesystem::path log =
-        flags->log_file.empty() ? state_dir / "download.log" : std::filesystem::absolute(flags->log_file);
-    std::optional<int> launcher_exit =
-        detach_into_background(log, state_dir, {result_path(snapshot_path, *flags), flags->quiet});
-    // In the daemon, stderr is the log: no second file sink on the same file.
-    flags->log_file.clear();
-    return launcher_exit;
+    return detach(*flags);
   };
   result.run = [command, flags](const RunContext& context) -> int {
     if (!command->parsed()) return -1;

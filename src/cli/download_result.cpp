@@ -11,11 +11,12 @@ namespace hfget::cli {
 namespace {
 
 nlohmann::json repo_fields(const DownloadOptions& options) {
+  const Target target = options.target();
   return {{"repo_id", options.repo.name},
           {"repo_type", std::string(to_string(options.repo.type))},
           {"revision", options.revision},
-          {"target", options.local_dir ? options.local_dir->string() : options.cache_dir.string()},
-          {"layout", options.local_dir ? "local_dir" : "cache"}};
+          {"target", target.root().string()},
+          {"layout", target.is_cache() ? "cache" : "local_dir"}};
 }
 
 std::string dumped(const nlohmann::json& document) {

@@ -41,20 +41,21 @@ RepoType repo_type_from(const std::string& text) {
   return *type;
 }
 
-HubAccess hub_access(const HubFlags& flags, const HubEnvironment& env) {
-  HubAccess access;
-  access.endpoint = flags.endpoint.empty() ? env.endpoint : flags.endpoint;
-  access.endpoint_origin = flags.endpoint.empty() ? env.endpoint_origin : "--endpoint " + flags.endpoint;
-  while (!access.endpoint.empty() && access.endpoint.back() == '/') access.endpoint.pop_back();
-  access.token = flags.token.empty() ? env.token : Secret(clean_token(flags.token));
+HubConnection hub_connection(const HubFlags& flags, const HubEnvironment& env) {
+  HubConnection hub;
+  hub.endpoint = flags.endpoint.empty() ? env.endpoint : flags.endpoint;
+  hub.endpoint_origin = flags.endpoint.empty() ? env.endpoint_origin : "--endpoint " + flags.endpoint;
+  while (!hub.endpoint.empty() && hub.endpoint.back() == '/') hub.endpoint.pop_back();
+  hub.token = flags.token.empty() ? env.token : Secret(clean_token(flags.token));
   if (!flags.ca_bundle.empty() && !std::filesystem::is_regular_file(flags.ca_bundle)) {
     throw Error(ErrorCode::kUsage, "--ca-bundle: no such file: " + flags.ca_bundle);
   }
-  access.ca_bundle = flags.ca_bundle.empty()
-                         ? env.ca_bundle
-                         : std::optional<std::filesystem::path>(std::filesystem::absolute(flags.ca_bundle));
-  access.ca_path = env.ca_path;
-  return access;
+  hub.ca_bundle = flags.ca_bundle.empty()
+                      ? env.ca_bundle
+                      : std::optional<std::filesystem::path>(std::filesystem::absolute(flags.ca_bundle));
+  hub.ca_path = env.ca_path;
+  hub.retry_base_delay = env.retry_base_delay;
+  return hub;
 }
 
 NamedRepo named_repo(const std::string& text, const HubFlags& flags, const std::string& revision, bool revision_given,

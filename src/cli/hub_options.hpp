@@ -2,14 +2,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "hfget/environment.hpp"
+#include "hfget/hub_connection.hpp"
 #include "hfget/repo.hpp"
-#include "hfget/secret.hpp"
 
 namespace hfget::cli {
 
@@ -38,17 +36,11 @@ void add_selection_options(CLI::App* command, std::vector<std::string>& include,
 /// The repo type a (checked) --repo-type names; Error{kUsage} otherwise.
 RepoType repo_type_from(const std::string& text);
 
-/// Where and how to reach the Hub: the flags when given, else the environment as huggingface_hub reads it.
-struct HubAccess {
-  std::string endpoint;         // no trailing '/'
-  std::string endpoint_origin;  // for messages: "--endpoint URL", "HF_ENDPOINT=URL", or empty (the default)
-  Secret token;
-  std::optional<std::filesystem::path> ca_bundle;
-  std::optional<std::filesystem::path> ca_path;
-};
-
-/// Error{kUsage} for a --ca-bundle that is not a file.
-HubAccess hub_access(const HubFlags& flags, const HubEnvironment& env);
+/// How to reach the Hub, built once per command: the flags when given, else the environment as huggingface_hub
+/// reads it (endpoint, token, CA bundle and folder, the retry backoff). Error{kUsage} for a --ca-bundle that
+/// is not a file. The attempts and the transfer limits are the defaults: each command sets those it has flags
+/// for (`--retries` through max_attempts_for_retries, the one check of it).
+HubConnection hub_connection(const HubFlags& flags, const HubEnvironment& env);
 
 struct NamedRepo {
   RepoId repo;

@@ -44,24 +44,15 @@ struct Listing {
 };
 
 ListOptions list_options(const LsFlags& flags, const HubEnvironment& env) {
-  const HubAccess access = hub_access(flags.hub, env);
-  NamedRepo named = named_repo(flags.repo_id, flags.hub, flags.revision, flags.revision_given, access.endpoint);
   ListOptions options;
+  options.hub = hub_connection(flags.hub, env);
+  NamedRepo named = named_repo(flags.repo_id, flags.hub, flags.revision, flags.revision_given, options.hub.endpoint);
   options.repo = std::move(named.repo);
   options.revision = std::move(named.revision);
   options.selection = FileSelection{{}, flags.include, flags.exclude, /*allow_empty=*/true};
   if (env.offline) options.cache_dir = cache_dir_from("", env);
   options.offline = env.offline;
-  if (!options.offline && (flags.retries < 0 || flags.retries > 100)) {
-    throw Error(ErrorCode::kUsage, "--retries must be between 0 and 100");
-  }
-  options.endpoint = access.endpoint;
-  options.endpoint_origin = access.endpoint_origin;
-  options.token = access.token;
-  options.max_attempts = flags.retries + 1;
-  options.retry_base_delay = env.retry_base_delay;
-  options.ca_bundle = access.ca_bundle;
-  options.ca_path = access.ca_path;
+  if (!options.offline) options.hub.max_attempts = max_attempts_for_retries(flags.retries);  // offline: no request
   return options;
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "cli/target.hpp"
 
-#include "hfget/download.hpp"
 #include "hfget/error.hpp"
 #include "util/env.hpp"
 
@@ -11,8 +10,7 @@ Target resolve_target(const std::string& text, const std::string& repo_type, con
                       const HubEnvironment& env) {
   const std::optional<RepoType> type = parse_repo_type(repo_type);
   if (!type) throw Error(ErrorCode::kUsage, "--repo-type must be model, dataset or space");
-  Target target;
-  target.cache_dir = cache_dir_from(cache_dir_flag, env);
+  std::filesystem::path cache_dir = cache_dir_from(cache_dir_flag, env);
   if (text.empty()) throw Error(ErrorCode::kUsage, "the target is empty");
   std::error_code error;
   const bool is_directory = std::filesystem::is_directory(text, error);
@@ -21,13 +19,9 @@ Target resolve_target(const std::string& text, const std::string& repo_type, con
   const bool looks_like_path = text.front() == '.' || text.front() == '/' ||
                                std::filesystem::exists(std::filesystem::path(text) / ".cache" / "huggingface", error);
   const bool explicit_path = text.front() == '.' || text.front() == '/';
-  if ((is_directory && looks_like_path) || explicit_path) {
-    target.local_dir = std::filesystem::absolute(text);
-    target.repo.type = *type;
-  } else {
-    target.repo = RepoId::parse(text, *type);
-  }
-  return target;
+  if ((is_directory && looks_like_path) || explicit_path)
+    return Target::in_local_dir(std::filesystem::absolute(text), *type);
+  return Target::in_cache(std::move(cache_dir), RepoId::parse(text, *type));
 }
 
 std::filesystem::path cache_dir_from(const std::string& cache_dir_flag, const HubEnvironment& env) {
@@ -35,11 +29,7 @@ std::filesystem::path cache_dir_from(const std::string& cache_dir_flag, const Hu
 }
 
 std::filesystem::path state_dir_of(const Target& target) {
-  DownloadOptions options;
-  options.local_dir = target.local_dir;
-  options.cache_dir = target.cache_dir;
-  options.repo = target.repo;
-  return state_dir_for(options);
+  return target.state_dir();
 }
 
 }  // namespace hfget::cli

@@ -2,26 +2,21 @@
 #pragma once
 
 #include <filesystem>
-#include <optional>
 #include <string>
 
 #include "hfget/environment.hpp"
 #include "hfget/repo.hpp"
+#include "hfget/target.hpp"
 
 namespace hfget::cli {
 
-/// What `verify`, `status` and `wait` point at: a --local-dir download (a directory), or a repo in the cache.
-struct Target {
-  std::optional<std::filesystem::path> local_dir;
-  std::filesystem::path cache_dir;
-  RepoId repo;
-};
-
-/// A directory is a local-dir download; anything else is read as a repo id in the cache (`--cache-dir`,
-/// else the environment's). Throws Error{kUsage} for an invalid repo id.
+/// What `verify`, `status` and `wait` point at (TARGET): a directory is a local-dir download; anything else is
+/// read as a repo id in the cache (`--cache-dir`, else the environment's). Throws Error{kUsage} for an
+/// invalid repo id.
 Target resolve_target(const std::string& text, const std::string& repo_type, const std::string& cache_dir_flag,
                       const HubEnvironment& env);
 
+/// hfget's state folder of `target` (Target::state_dir).
 std::filesystem::path state_dir_of(const Target& target);
 
 /// The HF cache a command uses: `--cache-dir` (with ~ and $VARS expanded), else the environment's; absolute.

@@ -93,12 +93,12 @@ void print_repair_hint(const VerifyReport& report, const VerifyFlags& flags, con
     if (refetchable && !problem.path.empty()) files.insert(problem.path);
   }
   if (files.empty()) return;
-  std::string command = "hfget download " + (target.local_dir ? std::string("REPO_ID") : target.repo.name);
+  std::string command = "hfget download " + (target.is_cache() ? target.repo().name : std::string("REPO_ID"));
   for (const std::string& file : files) command += " " + shell_word(file);
   if (flags.repo_type != "model") command += " --repo-type " + flags.repo_type;
   if (flags.revision != "main") command += " --revision " + shell_word(flags.revision);
-  if (target.local_dir) command += " --local-dir " + shell_word(target.local_dir->string());
-  if (!target.local_dir && !flags.cache_dir.empty()) command += " --cache-dir " + shell_word(target.cache_dir.string());
+  if (!target.is_cache()) command += " --local-dir " + shell_word(target.root().string());
+  if (target.is_cache() && !flags.cache_dir.empty()) command += " --cache-dir " + shell_word(target.root().string());
   std::fprintf(stderr, "hfget: to repair: %s --verify (hashes those files on disk, downloads again those that fail)\n",
                util::printable(command, 64 * 1024).c_str());
 }
@@ -106,13 +106,13 @@ void print_repair_hint(const VerifyReport& report, const VerifyFlags& flags, con
 int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   const HubEnvironment env = HubEnvironment::from_process_environment();
   const Target target = resolve_target(flags.target, flags.repo_type, flags.cache_dir, env);
-  if (target.local_dir && flags.online) {
+  if (!target.is_cache() && flags.online) {
     throw Error(ErrorCode::kUsage, "--online needs a repo id in the cache (a local dir does not record its repo id)");
   }
   VerifyOptions options;
-  options.local_dir = target.local_dir;
-  options.repo = target.repo;
-  options.cache_dir = target.cache_dir;
+  options.local_dir = target.local_dir();
+  options.repo = target.repo();
+  options.cache_dir = target.cache_dir();
   options.revision = flags.revision;
   options.online = flags.online;
   // The same endpoint, token and CAs as download and ls: a private CA must not work for one and not the other.
@@ -121,15 +121,8 @@ int run_verify(const VerifyFlags& flags, std::stop_token stop) {
   hub_flags.endpoint = flags.endpoint;
   hub_flags.token = flags.token;
   hub_flags.ca_bundle = flags.ca_bundle;
-  HubAccess access = hub_access(hub_flags, env);
-  options.endpoint = std::move(access.endpoint);
-  options.endpoint_origin = std::move(access.endpoint_origin);
-  options.token = std::move(access.token);
-  options.ca_bundle = std::move(access.ca_bundle);
-  options.ca_path = std::move(access.ca_path);
-  if (flags.retries < 0 || flags.retries > 100) throw Error(ErrorCode::kUsage, "--retries must be between 0 and 100");
-  options.max_attempts = flags.retries + 1;
-  options.retry_base_delay = env.retry_base_delay;
+  options.hub = hub_connection(hub_flags, env);
+  options.hub.max_attempts = max_attempts_for_retries(flags.retries);
   options.jobs = flags.jobs;
   options.fast = flags.fast;
   options.allow_missing.insert(flags.allow_missing.begin(), flags.allow_missing.end());

@@ -63,13 +63,13 @@ bool is_commit_id(const std::string& revision) {
   return true;
 }
 
-HubClient::HubClient(HubClientSettings settings, std::stop_token stop)
+HubClient::HubClient(HubConnection settings, std::stop_token stop)
     : settings_(std::move(settings)),
       stop_(std::move(stop)),
-      owned_transport_(std::make_unique<http::EasyRequest>(settings_.transport)),
+      owned_transport_(std::make_unique<http::EasyRequest>(transport_settings(settings_))),
       transport_(*owned_transport_) {}
 
-HubClient::HubClient(HubClientSettings settings, http::Transport& transport, std::stop_token stop)
+HubClient::HubClient(HubConnection settings, http::Transport& transport, std::stop_token stop)
     : settings_(std::move(settings)), stop_(std::move(stop)), transport_(transport) {}
 
 HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& first_url) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "hfget/hub_connection.hpp"
 #include "hfget/repo.hpp"
 #include "hfget/secret.hpp"
 #include "http/easy_request.hpp"
@@ -16,26 +17,17 @@
 
 namespace hfget::hub {
 
-struct HubClientSettings {
-  std::string endpoint;  // no trailing '/'
-  // Where the endpoint came from ("HF_ENDPOINT=…", "--endpoint …"; empty: the default), named when it cannot
-  // be reached or does not answer like a Hub.
-  std::string endpoint_origin;
-  Secret token;
-  http::TransportSettings transport;
-  int max_attempts = 8;
-  std::chrono::milliseconds retry_base_delay{1000};
-  std::chrono::seconds retry_max_time{600};  // per request, waits included (--retry-max-time); 0: no limit
-};
+/// The libcurl settings of every request made with `connection` (Hub API and CDN alike).
+http::TransportSettings transport_settings(const HubConnection& connection);
 
 /// The Hub's metadata API: revision → commit, and the recursive tree listing at a commit. The token goes
 /// only to the endpoint's host.
 class HubClient {
  public:
-  /// Sends through a libcurl handle of its own, made from `settings.transport`.
-  HubClient(HubClientSettings settings, std::stop_token stop);
+  /// Sends through a libcurl handle of its own, made from the connection's transport settings.
+  HubClient(HubConnection connection, std::stop_token stop);
   /// Sends through `transport` (which must outlive the client): unit tests pass a scripted one.
-  HubClient(HubClientSettings settings, http::Transport& transport, std::stop_token stop);
+  HubClient(HubConnection connection, http::Transport& transport, std::stop_token stop);
 
   /// The commit a branch, tag or (short) commit id points to. A 40-hex commit is returned without a request.
   std::string resolve_commit(const RepoId& repo, const std::string& revision);
@@ -69,7 +61,7 @@ class HubClient {
   /// One line for a server that is not a Hub, or a transport failure, naming where the endpoint came from.
   std::string endpoint_note() const;
 
-  HubClientSettings settings_;
+  HubConnection settings_;
   std::stop_token stop_;
   std::unique_ptr<http::Transport> owned_transport_;  // with the first constructor only
   http::Transport& transport_;

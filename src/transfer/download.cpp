@@ -31,24 +31,7 @@ namespace hfget {
 namespace transfer {
 
 http::TransportSettings transport_settings(const DownloadOptions& options) {
-  http::TransportSettings transport;
-  transport.stall_timeout = options.stall_timeout;
-  transport.speed_limit = options.speed_limit;
-  transport.ca_bundle = options.ca_bundle;
-  transport.ca_path = options.ca_path;
-  return transport;
-}
-
-hub::HubClientSettings hub_settings(const DownloadOptions& options) {
-  return {options.endpoint,     options.endpoint_origin,  options.token,         transport_settings(options),
-          options.max_attempts, options.retry_base_delay, options.retry_max_time};
-}
-
-std::unique_ptr<store::Layout> open_layout(const DownloadOptions& options, const std::string& commit) {
-  if (options.local_dir) return store::make_local_dir_layout(*options.local_dir, commit);
-  return store::make_cache_layout(
-      options.cache_dir, options.repo, commit,
-      options.symlinks_disabled ? store::SnapshotFiles::kRealFiles : store::SnapshotFiles::kSymlinksWhereSupported);
+  return hub::transport_settings(options.hub);
 }
 
 std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& selected, const store::Layout& layout) {
@@ -62,27 +45,15 @@ std::vector<PlannedFile> plan_against_disk(const std::vector<RemoteFile>& select
 
 namespace {
 
-using transfer::hub_settings;
-using transfer::open_layout;
 using transfer::plan_against_disk;
-using transfer::transport_settings;
 
-void validate_options(const DownloadOptions& options) {
-  if (options.max_workers < 1 || options.max_workers > 256) {
-    throw Error(ErrorCode::kUsage, "--max-workers must be between 1 and 256");
-  }
-  if (options.connections < 1 || options.connections > 256) {
-    throw Error(ErrorCode::kUsage, "--connections must be between 1 and 256");
-  }
-  if (options.revision.empty()) throw Error(ErrorCode::kUsage, "--revision must not be empty");
-  // The revision names a file under refs/: it must be a safe relative path ("refs/pr/1" is fine).
-  if (store::unsafe_path_reason(options.revision)) {
-    throw Error(ErrorCode::kUsage, "invalid revision '" + options.revision + "'");
-  }
-  if (!options.offline && options.endpoint.rfind("http://", 0) != 0 && options.endpoint.rfind("https://", 0) != 0) {
-    throw Error(ErrorCode::kUsage, "the endpoint must be an http:// or https:// URL: " + options.endpoint);
-  }
-}
+// What the steps between listing and fetching carry: the pinned commit with its whole listing, what the
+// selection keeps of it, and whether the repo is gated.
+struct ListedSnapshot {
+  Snapshot snapshot;
+  std::vector<RemoteFile> selected;
+  bool gated = false;
+};
 
 // Worst first: what the exit code reports when several files fail in different ways.
 int severity(ErrorCode code) {
@@ -106,22 +77,22 @@ int severity(ErrorCode code) {
 // The checks of `hfget verify` on what was just downloaded, without re-reading the bytes: each was hashed
 // on arrival, and files found complete were trusted by size and recorded etag, as a re-run must be cheap
 // (or were hashed just before, with --verify).
-VerifyReport check_snapshot(const Snapshot& snapshot, const std::vector<RemoteFile>& selected,
-                            const store::Layout& layout, const DownloadOptions& options, std::stop_token stop) {
+VerifyReport check_snapshot(const ListedSnapshot& listed, const store::Layout& layout, const DownloadOptions& options,
+                            std::stop_token stop) {
   verify::SnapshotOnDisk on_disk;
   on_disk.root = layout.snapshot_path();
   on_disk.repo_type = options.repo.type;
-  on_disk.commit = snapshot.commit;
-  on_disk.listing = snapshot.files;
+  on_disk.commit = listed.snapshot.commit;
+  on_disk.listing = listed.snapshot.files;
   on_disk.selected = std::set<std::string>();
-  for (const RemoteFile& file : selected) on_disk.selected->insert(file.path);
-  on_disk.is_cache_snapshot = !options.local_dir.has_value();
+  for (const RemoteFile& file : listed.selected) on_disk.selected->insert(file.path);
+  on_disk.is_cache_snapshot = options.target().is_cache();
   verify::CheckSettings settings;
   settings.hash = false;
   settings.absent_upstream_fails = false;
   VerifyReport report;
   report.repo = options.repo.name;
-  report.commit = snapshot.commit;
+  report.commit = listed.snapshot.commit;
   report.root = on_disk.root;
   verify::run_snapshot_checks(on_disk, settings, report, std::move(stop));
   return report;
@@ -221,96 +192,59 @@ void ensure_free_space(const DownloadReport& report, const std::filesystem::path
               where);
 }
 
-std::filesystem::path target_root(const DownloadOptions& options) {
-  return options.local_dir ? *options.local_dir : options.cache_dir;
+store::TargetLock lock_target(const Target& target, const DownloadOptions& options, ProgressSink& progress,
+                              const std::stop_token& stop) {
+  return store::TargetLock::acquire(target.prepare_state_dir(), options.wait_for_lock, stop,
+                                    [&](std::optional<long> pid) { progress.on_waiting_for_target(pid); });
 }
 
-store::TargetLock lock_target(const DownloadOptions& options, ProgressSink& progress, const std::stop_token& stop) {
-  return store::TargetLock::acquire(prepare_state_dir(options), options.wait_for_lock, stop,
-                                    [&](std::optional<long> pid) { progress.on_waiting_for_target(pid); });
+// Resolve, list, validate, select: the same step `hfget ls` shows (transfer/listing.hpp). The revision is
+// pinned first, so that a push during the download cannot mix two commits (a full commit id is asked for
+// too: see pin_revision).
+ListedSnapshot resolve_and_list(hub::HubClient& hub, const DownloadOptions& options) {
+  ListedSnapshot listed;
+  const hub::RevisionInfo revision = transfer::pin_revision(hub, options.repo, options.revision);
+  listed.snapshot.commit = revision.commit;
+  listed.gated = revision.gated;
+  transfer::SelectedListing files =
+      transfer::list_and_select(hub, options.repo, listed.snapshot.commit, options.selection);
+  listed.snapshot.files = std::move(files.files);
+  listed.selected = std::move(files.selected);
+  return listed;
 }
 
 // A gated repo lists its files to anyone and refuses their contents: asked once, before anything is written
 // and before any file, that is one line with the page to accept the licence on, not one failure per file.
 // Only a file still to fetch is asked for: what is on disk already needs no access.
-void check_access_to_files(hub::HubClient& hub, const DownloadOptions& options, const std::string& commit,
-                           const std::vector<RemoteFile>& selected) {
-  const std::vector<PlannedFile> plan = plan_against_disk(selected, *open_layout(options, commit));
+void check_access_to_files(hub::HubClient& hub, const DownloadOptions& options, const ListedSnapshot& listed) {
+  const std::string& commit = listed.snapshot.commit;
+  const std::vector<PlannedFile> plan = plan_against_disk(listed.selected, *options.target().layout(commit));
   const auto first = std::find_if(plan.begin(), plan.end(), [](const PlannedFile& p) { return !p.complete; });
   if (first != plan.end()) hub.check_file_access(options.repo, commit, first->file.path);
 }
 
-}  // namespace
-
-std::filesystem::path state_dir_for(const DownloadOptions& options) {
-  return options.local_dir ? store::state_dir_in_local_dir(*options.local_dir)
-                           : store::state_dir_in_cache(options.cache_dir, options.repo);
-}
-
-std::filesystem::path prepare_state_dir(const DownloadOptions& options) {
-  const std::filesystem::path root = target_root(options);
-  std::filesystem::create_directories(root);
-  const std::filesystem::path state_dir = state_dir_for(options);
-  store::create_directories_within(root, state_dir.lexically_relative(root));
-  return state_dir;
-}
-
-std::optional<long> target_holder(const DownloadOptions& options) {
-  return store::TargetLock::holder(state_dir_for(options));
-}
-
-std::filesystem::path check_download_source(const DownloadOptions& options, std::stop_token stop) {
-  validate_options(options);
-  if (options.offline) return transfer::offline_snapshot(options).snapshot_path;
-  // The client, its easy handle and its connections end with this scope. libcurl's threaded resolver runs
-  // one thread per name lookup and joins it when the lookup is done; only a lookup abandoned half-way (a
-  // timeout) leaves its thread to finish alone, and then the request failed and this throws.
-  hub::HubClient hub(hub_settings(options), stop);
-  const hub::RevisionInfo revision = transfer::pin_revision(hub, options.repo, options.revision);
-  // The selection too: a named file that is not there, or patterns that keep nothing, fail now (exit 6).
-  const transfer::SelectedListing listed =
-      transfer::list_and_select(hub, options.repo, revision.commit, options.selection);
-  if (revision.gated) check_access_to_files(hub, options, revision.commit, listed.selected);
-  return open_layout(options, revision.commit)->snapshot_path();
-}
-
-DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
-  const auto started = std::chrono::steady_clock::now();
-  validate_options(options);
-  if (options.offline) return transfer::offline_snapshot(options);
-
-  hub::HubClient hub(hub_settings(options), stop);
-
-  // Pin the revision first, so that a push during the download cannot mix two commits (a full commit id is
-  // asked for too: see pin_revision). Then list, validate and select: the same step `hfget ls` shows
-  // (transfer/listing.hpp).
-  Snapshot snapshot;
-  const hub::RevisionInfo revision = transfer::pin_revision(hub, options.repo, options.revision);
-  snapshot.commit = revision.commit;
-  transfer::SelectedListing listed = transfer::list_and_select(hub, options.repo, snapshot.commit, options.selection);
-  snapshot.files = std::move(listed.files);
-  const std::vector<RemoteFile> selected = std::move(listed.selected);
-  if (revision.gated && !options.dry_run) check_access_to_files(hub, options, snapshot.commit, selected);
-
-  // One hfget per target: a second run queues here (or fails with --no-wait). Only now, once the repo is known
-  // to exist, does anything touch the disk: a typo in a repo id leaves no folder in the cache.
-  std::optional<store::TargetLock> target_lock;
-  if (!options.dry_run) target_lock.emplace(lock_target(options, progress, stop));
-
-  // Files already complete on disk cost no request: a re-run does the listing and nothing else.
-  const std::unique_ptr<store::Layout> layout = open_layout(options, snapshot.commit);
-  layout->check_paths(selected);
+// Plan: each selected file against the disk (files already complete cost no request: a re-run does the
+// listing and nothing else), then what --force-download or --verify change in that.
+DownloadReport plan_download(const ListedSnapshot& listed, const store::Layout& layout, const DownloadOptions& options,
+                             const std::stop_token& stop) {
+  layout.check_paths(listed.selected);
   DownloadReport report;
-  report.commit = snapshot.commit;
-  report.snapshot_path = layout->snapshot_path();
-  report.files = plan_against_disk(selected, *layout);
+  report.commit = listed.snapshot.commit;
+  report.snapshot_path = layout.snapshot_path();
+  report.files = plan_against_disk(listed.selected, layout);
   if (options.force_download) {
     plan_to_replace_everything(report.files);
   } else if (options.verify_present) {
-    plan_to_repair(report.files, *layout, report, stop);
+    plan_to_repair(report.files, layout, report, stop);
   }
+  report.free_bytes = store::free_bytes(options.target().root());
+  return report;
+}
+
+// The plan's totals, in the report and in the summary the progress views show before the first byte.
+DownloadPlanSummary count_plan(DownloadReport& report, const store::Layout& layout) {
   DownloadPlanSummary summary;
-  summary.commit = snapshot.commit;
+  summary.commit = report.commit;
   summary.files_selected = report.files.size();
   for (const PlannedFile& planned : report.files) {
     report.bytes_selected += planned.file.size;
@@ -321,36 +255,123 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
       summary.shards_already_complete += is_shard ? 1 : 0;
       ++report.files_already_complete;
     } else {
-      const std::uint64_t resumable = layout->partial_bytes(planned.file);
+      const std::uint64_t resumable = layout.partial_bytes(planned.file);
       summary.bytes_resumable += resumable;
       report.bytes_to_fetch += planned.file.size - resumable;
       ++summary.files_to_fetch;
     }
   }
   summary.bytes_selected = report.bytes_selected;
-  report.free_bytes = store::free_bytes(target_root(options));
-  if (options.dry_run) return report;
-  if (options.check_space) ensure_free_space(report, target_root(options));
+  return summary;
+}
 
-  // Record the commit before fetching (refs/, trees/), as the Python client does, so that an interrupted
-  // download is recognisable as incomplete rather than mistaken for the whole snapshot.
-  layout->prepare(snapshot, selected, options.revision);
+// Before the first byte: the space check, then the commit recorded (refs/, trees/), as the Python client
+// does, so that an interrupted download is recognisable as incomplete rather than mistaken for the whole
+// snapshot; files already complete are linked into it.
+void prepare_target(const ListedSnapshot& listed, const DownloadReport& report, store::Layout& layout,
+                    const DownloadOptions& options) {
+  if (options.check_space) ensure_free_space(report, options.target().root());
+  layout.prepare(listed.snapshot, listed.selected, options.revision);
   for (const PlannedFile& planned : report.files) {
-    if (planned.complete) layout->link_existing(planned.file);
+    if (planned.complete) layout.link_existing(planned.file);
   }
-  progress.on_plan(summary);
+}
 
-  transfer::FetchResults fetched =
-      transfer::fetch_all(report.files, options, snapshot.commit, report.bytes_to_fetch, *layout, progress, stop);
+// What the fetch did, into the report; when files failed, the worst failure is thrown.
+void take_fetch_results(const transfer::FetchResults& fetched, DownloadReport& report,
+                        std::chrono::steady_clock::time_point started) {
   report.bytes_received = fetched.bytes_received;
   report.files_fetched = fetched.files_fetched;
   report.elapsed = std::chrono::steady_clock::now() - started;
   if (std::any_of(fetched.errors.begin(), fetched.errors.end(), [](const auto& e) { return e.has_value(); })) {
     throw_worst(fetched.errors, fetched.stop_cause);
   }
-  report.checks = check_snapshot(snapshot, selected, *layout, options, stop);
+}
+
+// Verify: the checks of `hfget verify` on the snapshot; a failure is thrown naming the files.
+void verify_download(const ListedSnapshot& listed, const store::Layout& layout, const DownloadOptions& options,
+                     DownloadReport& report, std::chrono::steady_clock::time_point started, std::stop_token stop) {
+  report.checks = check_snapshot(listed, layout, options, std::move(stop));
   report.elapsed = std::chrono::steady_clock::now() - started;
   if (!report.checks.ok()) throw_failed_checks(report.checks, options);
+}
+
+}  // namespace
+
+Target DownloadOptions::target() const {
+  if (local_dir) return Target::in_local_dir(*local_dir, repo.type);
+  return Target::in_cache(
+      cache_dir, repo,
+      symlinks_disabled ? Target::SnapshotFiles::kRealFiles : Target::SnapshotFiles::kSymlinksWhereSupported);
+}
+
+void check_download_options(const DownloadOptions& options) {
+  check_hub_connection(options.hub);
+  if (options.chunk_bytes != 0 && options.chunk_bytes < kMinChunkBytes) {
+    throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
+  }
+  if (options.max_workers < 1 || options.max_workers > 256) {
+    throw Error(ErrorCode::kUsage, "--max-workers must be between 1 and 256");
+  }
+  if (options.connections < 1 || options.connections > 256) {
+    throw Error(ErrorCode::kUsage, "--connections must be between 1 and 256");
+  }
+  if (options.revision.empty()) throw Error(ErrorCode::kUsage, "--revision must not be empty");
+  // The revision names a file under refs/: it must be a safe relative path ("refs/pr/1" is fine).
+  if (store::unsafe_path_reason(options.revision)) {
+    throw Error(ErrorCode::kUsage, "invalid revision '" + options.revision + "'");
+  }
+  const std::string& endpoint = options.hub.endpoint;
+  if (!options.offline && endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0) {
+    throw Error(ErrorCode::kUsage, "the endpoint must be an http:// or https:// URL: " + endpoint);
+  }
+}
+
+std::optional<long> target_holder(const DownloadOptions& options) {
+  return options.target().lock_holder();
+}
+
+std::filesystem::path check_download_source(const DownloadOptions& options, std::stop_token stop) {
+  check_download_options(options);
+  if (options.offline) return transfer::offline_snapshot(options).snapshot_path;
+  // The client, its easy handle and its connections end with this scope. libcurl's threaded resolver runs
+  // one thread per name lookup and joins it when the lookup is done; only a lookup abandoned half-way (a
+  // timeout) leaves its thread to finish alone, and then the request failed and this throws.
+  hub::HubClient hub(options.hub, stop);
+  // The selection too: a named file that is not there, or patterns that keep nothing, fail now (exit 6).
+  const ListedSnapshot listed = resolve_and_list(hub, options);
+  if (listed.gated) check_access_to_files(hub, options, listed);
+  return options.target().layout(listed.snapshot.commit)->snapshot_path();
+}
+
+// The table of contents: resolve → list → validate → select → plan → fetch (each file verified and
+// published as it completes) → verify the snapshot → report.
+DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
+  const auto started = std::chrono::steady_clock::now();
+  check_download_options(options);
+  if (options.offline) return transfer::offline_snapshot(options);
+
+  hub::HubClient hub(options.hub, stop);
+  const ListedSnapshot listed = resolve_and_list(hub, options);
+  if (listed.gated && !options.dry_run) check_access_to_files(hub, options, listed);
+
+  // One hfget per target: a second run queues here (or fails with --no-wait). Only now, once the repo is known
+  // to exist, does anything touch the disk: a typo in a repo id leaves no folder in the cache.
+  const Target target = options.target();
+  std::optional<store::TargetLock> target_lock;
+  if (!options.dry_run) target_lock.emplace(lock_target(target, options, progress, stop));
+
+  const std::unique_ptr<store::Layout> layout = target.layout(listed.snapshot.commit);
+  DownloadReport report = plan_download(listed, *layout, options, stop);
+  const DownloadPlanSummary summary = count_plan(report, *layout);
+  if (options.dry_run) return report;
+  prepare_target(listed, report, *layout, options);
+  progress.on_plan(summary);
+
+  const transfer::FetchResults fetched = transfer::fetch_all(report.files, options, listed.snapshot.commit,
+                                                             report.bytes_to_fetch, *layout, progress, stop);
+  take_fetch_results(fetched, report, started);
+  verify_download(listed, *layout, options, report, started, stop);
   return report;
 }
 

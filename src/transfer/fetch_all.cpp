@@ -24,9 +24,10 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   for (std::size_t i = 0; i < plan.size(); ++i) {
     if (plan[i].complete) continue;
     todo.push_back(i);
-    jobs.push_back(std::make_unique<transfer::FileJob>(
-        plan[i].file, layout, progress,
-        FileJobSettings{plan[i].replace || options.force_download, options.max_attempts, options.retry_base_delay}));
+    jobs.push_back(
+        std::make_unique<transfer::FileJob>(plan[i].file, layout, progress,
+                                            FileJobSettings{plan[i].replace || options.force_download,
+                                                            options.hub.max_attempts, options.hub.retry_base_delay}));
   }
   FetchResults results;
   results.errors.resize(plan.size());
@@ -44,8 +45,8 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
       stop.get_token());
   transfer::HubQuota hub_quota;
   const transfer::FetchSettings settings{
-      options.endpoint,     &options.token,           options.repo,           commit,
-      options.max_attempts, options.retry_base_delay, options.retry_max_time, &hub_quota};
+      options.hub.endpoint,         &options.hub.token,         options.repo, commit, options.hub.max_attempts,
+      options.hub.retry_base_delay, options.hub.retry_max_time, &hub_quota};
   std::mutex stop_cause_mutex;
   const auto stop_everything = [&](const Error& cause) {
     const std::lock_guard guard(stop_cause_mutex);

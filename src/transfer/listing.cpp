@@ -8,7 +8,7 @@
 
 #include "hfget/error.hpp"
 #include "hfget/listing.hpp"
-#include "store/layout.hpp"
+#include "hfget/target.hpp"
 #include "store/repo_path.hpp"
 #include "transfer/selection.hpp"
 
@@ -39,14 +39,10 @@ std::vector<RemoteFile> recorded_listing(const ListOptions& options, RepoListing
   if (store::unsafe_path_reason(options.revision)) {
     throw Error(ErrorCode::kUsage, "invalid revision '" + options.revision + "'");
   }
-  std::optional<std::string> commit =
-      hub::is_commit_id(options.revision)
-          ? options.revision
-          : store::recorded_commit_in_cache(options.cache_dir, options.repo, options.revision);
+  const Target target = Target::in_cache(options.cache_dir, options.repo);
+  std::optional<std::string> commit = target.recorded_commit(options.revision);
   std::optional<std::vector<RemoteFile>> files;
-  if (commit && hub::is_commit_id(*commit)) {
-    files = store::recorded_listing_in_cache(options.cache_dir, options.repo, *commit);
-  }
+  if (commit && hub::is_commit_id(*commit)) files = target.recorded_listing(*commit);
   if (!files) {
     throw Error(
         ErrorCode::kNetwork,
@@ -59,18 +55,6 @@ std::vector<RemoteFile> recorded_listing(const ListOptions& options, RepoListing
   return std::move(*files);
 }
 
-hub::HubClientSettings hub_settings(const ListOptions& options) {
-  hub::HubClientSettings settings;
-  settings.endpoint = options.endpoint;
-  settings.endpoint_origin = options.endpoint_origin;
-  settings.token = options.token;
-  settings.transport.ca_bundle = options.ca_bundle;
-  settings.transport.ca_path = options.ca_path;
-  settings.max_attempts = options.max_attempts;
-  settings.retry_base_delay = options.retry_base_delay;
-  return settings;
-}
-
 }  // namespace
 
 RepoListing list_repo(const ListOptions& options, std::stop_token stop) {
@@ -80,7 +64,8 @@ RepoListing list_repo(const ListOptions& options, std::stop_token stop) {
     store::validate_listing(listing.files);
     listing.selected = transfer::select_files(listing.files, options.selection);
   } else {
-    hub::HubClient hub(hub_settings(options), std::move(stop));
+    check_hub_connection(options.hub);
+    hub::HubClient hub(options.hub, std::move(stop));
     listing.commit = transfer::pin_revision(hub, options.repo, options.revision).commit;
     transfer::SelectedListing listed = transfer::list_and_select(hub, options.repo, listing.commit, options.selection);
     listing.files = std::move(listed.files);

@@ -14,27 +14,19 @@
 namespace hfget::transfer {
 
 DownloadReport offline_snapshot(const DownloadOptions& options) {
-  std::optional<std::string> commit;
-  if (hub::is_commit_id(options.revision)) {
-    commit = options.revision;
-  } else if (options.local_dir) {
-    commit = store::recorded_commit_in_local_dir(*options.local_dir);
-  } else {
-    commit = store::recorded_commit_in_cache(options.cache_dir, options.repo, options.revision);
-  }
+  const Target target = options.target();
+  const std::optional<std::string> commit = target.recorded_commit(options.revision);
   if (!commit || !hub::is_commit_id(*commit)) {
     throw Error(ErrorCode::kNetwork, fmt::format("offline mode (HF_HUB_OFFLINE): revision '{}' of '{}' was never "
                                                  "downloaded here",
                                                  options.revision, options.repo.name));
   }
-  const std::optional<std::vector<RemoteFile>> listing =
-      options.local_dir ? store::recorded_listing_in_local_dir(*options.local_dir, *commit)
-                        : store::recorded_listing_in_cache(options.cache_dir, options.repo, *commit);
+  const std::optional<std::vector<RemoteFile>> listing = target.recorded_listing(*commit);
   if (!listing) {
     throw Error(ErrorCode::kNetwork,
                 "offline mode (HF_HUB_OFFLINE): no file listing was recorded for commit " + *commit);
   }
-  const std::unique_ptr<store::Layout> layout = open_layout(options, *commit);
+  const std::unique_ptr<store::Layout> layout = target.layout(*commit);
   DownloadReport report;
   report.commit = *commit;
   report.snapshot_path = layout->snapshot_path();

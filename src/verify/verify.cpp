@@ -12,7 +12,6 @@
 #include "hfget/error.hpp"
 #include "hub/hub_client.hpp"
 #include "store/download_record.hpp"
-#include "store/layout.hpp"
 #include "store/repo_path.hpp"
 #include "verify/snapshot_checks.hpp"
 
@@ -34,19 +33,17 @@ bool VerifyReport::ok() const noexcept {
 
 namespace {
 
-std::string find_commit(const VerifyOptions& options) {
-  if (options.local_dir) {
-    if (hub::is_commit_id(options.revision)) return options.revision;
-    if (std::optional<std::string> commit = store::recorded_commit_in_local_dir(*options.local_dir)) return *commit;
+// A local dir records one commit (trees/<commit>.json), the cache one per revision (refs/<revision>).
+std::string find_commit(const VerifyOptions& options, const Target& target) {
+  const std::optional<std::string> commit = target.recorded_commit(options.revision);
+  if (!target.is_cache()) {
+    if (commit) return *commit;
     throw Error(
         ErrorCode::kRevisionNotFound,
         fmt::format("'{}' holds no record of a download (no .cache/huggingface/trees/<commit>.json, or several); "
                     "pass --revision <commit>",
-                    options.local_dir->string()));
+                    target.root().string()));
   }
-  if (hub::is_commit_id(options.revision)) return options.revision;
-  std::optional<std::string> commit =
-      store::recorded_commit_in_cache(options.cache_dir, options.repo, options.revision);
   if (!commit || !hub::is_commit_id(*commit)) {
     const std::filesystem::path repo_dir = options.cache_dir / cache_folder_name(options.repo);
     if (!std::filesystem::exists(repo_dir)) {
@@ -59,47 +56,43 @@ std::string find_commit(const VerifyOptions& options) {
   return *commit;
 }
 
-}  // namespace
-
-VerifyReport verify_snapshot(const VerifyOptions& options, std::stop_token stop) {
-  const auto started = std::chrono::steady_clock::now();
-  if (options.local_dir && !std::filesystem::is_directory(*options.local_dir)) {
-    throw Error(ErrorCode::kRepoNotFound, "no such directory: " + options.local_dir->string());
+// The snapshot's folder and what the download recorded about it (or, --online, what the Hub lists now).
+verify::SnapshotOnDisk find_snapshot(const VerifyOptions& options, const Target& target, std::stop_token stop) {
+  if (!target.is_cache() && !std::filesystem::is_directory(target.root())) {
+    throw Error(ErrorCode::kRepoNotFound, "no such directory: " + target.root().string());
   }
   verify::SnapshotOnDisk snapshot;
-  snapshot.commit = find_commit(options);
+  snapshot.commit = find_commit(options, target);
   snapshot.repo_type = options.repo.type;
-  if (options.local_dir) {
-    snapshot.root = *options.local_dir;
-    snapshot.listing = store::recorded_listing_in_local_dir(*options.local_dir, snapshot.commit);
-  } else {
-    snapshot.root = options.cache_dir / cache_folder_name(options.repo) / "snapshots" / snapshot.commit;
-    snapshot.is_cache_snapshot = true;
-    snapshot.listing = store::recorded_listing_in_cache(options.cache_dir, options.repo, snapshot.commit);
-    if (!std::filesystem::is_directory(snapshot.root)) {
-      throw Error(ErrorCode::kRevisionNotFound, "no snapshot of commit " + snapshot.commit + " in the cache");
-    }
+  snapshot.root = target.snapshot_path(snapshot.commit);
+  snapshot.is_cache_snapshot = target.is_cache();
+  snapshot.listing = target.recorded_listing(snapshot.commit);
+  if (target.is_cache() && !std::filesystem::is_directory(snapshot.root)) {
+    throw Error(ErrorCode::kRevisionNotFound, "no snapshot of commit " + snapshot.commit + " in the cache");
   }
   if (options.online) {
-    hub::HubClientSettings settings;
-    settings.endpoint = options.endpoint;
-    settings.endpoint_origin = options.endpoint_origin;
-    settings.token = options.token;
-    settings.transport.ca_bundle = options.ca_bundle;
-    settings.transport.ca_path = options.ca_path;
-    settings.max_attempts = options.max_attempts;
-    settings.retry_base_delay = options.retry_base_delay;
-    hub::HubClient hub(std::move(settings), stop);
+    hub::HubClient hub(options.hub, std::move(stop));
     std::vector<RemoteFile> listing = hub.list_files(options.repo, snapshot.commit);
     store::validate_listing(listing);  // its paths are joined to the snapshot folder and read
     snapshot.listing = std::move(listing);
   }
-  const std::filesystem::path record_path =
-      options.local_dir ? store::record_path_in_local_dir(*options.local_dir, snapshot.commit)
-                        : store::record_path_in_cache(options.cache_dir, options.repo, snapshot.commit);
-  if (std::optional<store::DownloadRecord> record = store::read_download_record(record_path)) {
+  if (std::optional<store::DownloadRecord> record = store::read_download_record(target.record_path(snapshot.commit))) {
     snapshot.selected = std::set<std::string>(record->selected.begin(), record->selected.end());
   }
+  return snapshot;
+}
+
+}  // namespace
+
+Target VerifyOptions::target() const {
+  return local_dir ? Target::in_local_dir(*local_dir, repo.type) : Target::in_cache(cache_dir, repo);
+}
+
+VerifyReport verify_snapshot(const VerifyOptions& options, std::stop_token stop) {
+  const auto started = std::chrono::steady_clock::now();
+  check_hub_connection(options.hub);
+  const Target target = options.target();
+  const verify::SnapshotOnDisk snapshot = find_snapshot(options, target, stop);
 
   verify::CheckSettings settings;
   settings.hash = !options.fast;
@@ -108,7 +101,7 @@ VerifyReport verify_snapshot(const VerifyOptions& options, std::stop_token stop)
   settings.progress = options.progress;
 
   VerifyReport report;
-  report.repo = options.local_dir ? "" : options.repo.name;
+  report.repo = target.is_cache() ? options.repo.name : "";
   report.commit = snapshot.commit;
   report.root = snapshot.root;
   verify::run_snapshot_checks(snapshot, settings, report, std::move(stop));

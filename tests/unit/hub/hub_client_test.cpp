@@ -39,7 +39,7 @@ struct HubClientTest : ::testing::Test {
   std::stop_source stop;
 
   HubClient client() {
-    HubClientSettings settings;
+    HubConnection settings;
     settings.endpoint = kEndpoint;
     settings.token = Secret("hf_unit_test_token");
     settings.max_attempts = 3;
