@@ -277,21 +277,21 @@ std::string result_path(const std::filesystem::path& snapshot_path, const Downlo
   return file ? (snapshot_path / *file).string() : snapshot_path.string();
 }
 
-int run_download(const DownloadFlags& flags, const RunContext& context) {
-  const HubEnvironment env = HubEnvironment::from_process_environment();
-  std::optional<DownloadOptions> parsed_options;
-  // A bad flag is reported like any failure, so that --json still gets its document.
+// The flags as options; a bad flag is reported like any failure, so that --json still gets its document.
+DownloadOptions options_or_report(const DownloadFlags& flags, const HubEnvironment& env) {
   try {
-    parsed_options = to_options(flags, env);
+    return to_options(flags, env);
   } catch (const Error& error) {
     if (flags.json)
       std::fputs(render_download_failure_json(error, exit_code_for(error.code()), nullptr).c_str(), stdout);
     throw;
   }
-  const DownloadOptions& options = *parsed_options;
-  std::optional<LineWriter> log_file_writer;
+}
+
+// The logging set-up; a --log-file that cannot be opened is not_writable, with its --json document.
+std::optional<LineWriter> logging_or_report(const DownloadFlags& flags, const DownloadOptions& options) {
   try {
-    log_file_writer = configure_logging(flags);
+    return configure_logging(flags);
   } catch (const spdlog::spdlog_ex& failure) {
     const Error error(ErrorCode::kNotWritable,
                       fmt::format("{}: cannot open the log file: {}", flags.log_file, failure.what()), flags.log_file);
@@ -300,6 +300,34 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
     }
     throw error;
   }
+}
+
+// What a finished run prints: the plan of a dry run, or the summary and (on stdout, the result only, so that
+// `path=$(hfget download ...)` works) the path or the --json document.
+void print_result(const DownloadReport& report, const DownloadOptions& options, const DownloadFlags& flags,
+                  const std::optional<LineWriter>& log_file_writer) {
+  const std::string path = result_path(report.snapshot_path, flags);
+  if (options.dry_run) {
+    if (flags.json) {
+      std::fputs(render_download_result_json(report, options, path).c_str(), stdout);
+    } else {
+      print_plan(report);
+    }
+    return;
+  }
+  print_summary(report, options, flags, log_file_writer);
+  if (flags.json) {
+    std::fputs(render_download_result_json(report, options, path).c_str(), stdout);
+  } else {
+    fmt::print("{}\n", path);
+  }
+  std::fflush(stdout);
+}
+
+int run_download(const DownloadFlags& flags, const RunContext& context) {
+  const HubEnvironment env = HubEnvironment::from_process_environment();
+  const DownloadOptions options = options_or_report(flags, env);
+  const std::optional<LineWriter> log_file_writer = logging_or_report(flags, options);
   warn_about_legacy_flags(flags);
   ProgressReporter reporter(make_views(flags, options, env, log_file_writer));
   // Every failure ends the same way: the state record, the progress views, one error line, the exit code.
@@ -320,24 +348,8 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
   };
   try {
     const DownloadReport report = download(options, reporter, context.stop);
-    const std::string path = result_path(report.snapshot_path, flags);
     reporter.finish({0, "done", "", report.snapshot_path.string()});
-    if (options.dry_run) {
-      if (flags.json) {
-        std::fputs(render_download_result_json(report, options, path).c_str(), stdout);
-      } else {
-        print_plan(report);
-      }
-      return kExitSuccess;
-    }
-    print_summary(report, options, flags, log_file_writer);
-    // stdout carries the result only, so `path=$(hfget download ...)` works.
-    if (flags.json) {
-      std::fputs(render_download_result_json(report, options, path).c_str(), stdout);
-    } else {
-      fmt::print("{}\n", path);
-    }
-    std::fflush(stdout);
+    print_result(report, options, flags, log_file_writer);
     return kExitSuccess;
   } catch (const Error& error) {
     return fail(error);

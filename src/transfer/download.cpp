@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
-// `hfget download` as a sequence of named steps: pin the commit, list, select (transfer/listing.cpp, shared
-// with `hfget ls`), plan against what is on disk, fetch the rest in parallel, report. Each step is a function;
-// the data between them are plain values.
+// `hfget download` as a sequence of named steps, each a function below and `download()` at the bottom the
+// table of contents: resolve, list, validate, select (resolve_and_list, through transfer/listing.cpp, shared
+// with `hfget ls`), plan against what is on disk (plan_download, count_plan), prepare the target
+// (prepare_target), fetch the rest in parallel, each file verified and published as it completes
+// (transfer::fetch_all), take the results (take_fetch_results), check the snapshot (verify_download), report.
+// The data between them are plain values; where the files land is the options' Target, how the Hub is reached
+// their HubConnection.
 #include "hfget/download.hpp"
 
 #include <fmt/format.h>
