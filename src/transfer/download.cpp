@@ -17,7 +17,6 @@
 
 #include "hfget/error.hpp"
 #include "hub/hub_client.hpp"
-#include "store/download_record.hpp"
 #include "store/free_space.hpp"
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
@@ -241,7 +240,6 @@ DownloadReport plan_download(const ListedSnapshot& listed, const store::Layout& 
   } else if (options.verify_present) {
     plan_to_repair(report.files, layout, report, stop);
   }
-  report.free_bytes = store::free_bytes(options.target().root());
   return report;
 }
 
@@ -368,6 +366,7 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   const std::unique_ptr<store::Layout> layout = target.layout(listed.snapshot.commit);
   DownloadReport report = plan_download(listed, *layout, options, stop);
   const DownloadPlanSummary summary = count_plan(report, *layout);
+  report.free_bytes = store::free_bytes(target.root());
   if (options.dry_run) return report;
   prepare_target(listed, report, *layout, options);
   progress.on_plan(summary);
