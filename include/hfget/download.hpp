@@ -52,6 +52,9 @@ struct DownloadOptions {
 
 /// The smallest --chunk-size: a smaller range costs a request per 64 KiB.
 inline constexpr std::uint64_t kMinChunkBytes = 64 * 1024;
+/// Error{kUsage} for a chunk size under kMinChunkBytes (0, adaptive, is fine). Part of check_download_options;
+/// the CLI calls it as it parses --chunk-size, so that the flag fails before a run starts.
+void check_chunk_bytes(std::uint64_t chunk_bytes);
 
 /// Error{kUsage}, naming the flag, for options no download could run with: the Hub connection's limits
 /// (check_hub_connection), --chunk-size under kMinChunkBytes, --max-workers or --connections outside 1..256,

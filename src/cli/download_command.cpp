@@ -70,8 +70,9 @@ struct DownloadFlags {
   bool verify_present = false;
 };
 
-// The flags as the library's options; parse errors of sizes and rates here, every other check in the library
-// (check_download_options), of which those of the Hub connection are made now, before anything starts.
+// The flags as the library's options: sizes and rates are parsed here, every check is the library's
+// (check_download_options); those of the values parsed here run now, so that such a flag fails before the
+// run starts (no state record, no log file), and the rest when download() starts.
 DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env) {
   DownloadOptions options;
   options.hub = hub_connection(flags.hub, env);
@@ -88,6 +89,7 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
     const std::optional<std::uint64_t> bytes = util::parse_byte_size(flags.chunk_size);
     if (!bytes) throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
     options.chunk_bytes = *bytes;
+    check_chunk_bytes(options.chunk_bytes);
   }
   options.dry_run = flags.dry_run;
   options.offline = env.offline;

@@ -307,11 +307,15 @@ Target DownloadOptions::target() const {
       symlinks_disabled ? Target::SnapshotFiles::kRealFiles : Target::SnapshotFiles::kSymlinksWhereSupported);
 }
 
-void check_download_options(const DownloadOptions& options) {
-  check_hub_connection(options.hub);
-  if (options.chunk_bytes != 0 && options.chunk_bytes < kMinChunkBytes) {
+void check_chunk_bytes(std::uint64_t chunk_bytes) {
+  if (chunk_bytes != 0 && chunk_bytes < kMinChunkBytes) {
     throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
   }
+}
+
+void check_download_options(const DownloadOptions& options) {
+  check_hub_connection(options.hub);
+  check_chunk_bytes(options.chunk_bytes);
   if (options.max_workers < 1 || options.max_workers > 256) {
     throw Error(ErrorCode::kUsage, "--max-workers must be between 1 and 256");
   }
