@@ -361,7 +361,7 @@ int run_download(const DownloadFlags& flags, const RunContext& context) {
 
 DownloadCommand add_download_command(CLI::App& app) {
   auto flags = std::make_shared<DownloadFlags>();
-  CLI::App* command = app.add_subcommand("download", "Download a repo (or some of its files) from the Hub");
+  CLI::App* command = &app;  // the subcommand, made from its row in cli/command_table.cpp
   command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
   command->add_option("files", flags->files, "Files (or fnmatch patterns) to download; default: all");
   add_revision_option(command, flags->revision, flags->revision_given);

@@ -193,17 +193,16 @@ CLI::App* add_target_options(CLI::App* command, TargetFlags& flags) {
 
 }  // namespace
 
-std::function<int(const RunContext&)> add_status_command(CLI::App& app) {
+std::function<int(const RunContext&)> add_status_command(CLI::App& status) {
   auto flags = std::make_shared<TargetFlags>();
-  CLI::App* command = add_target_options(app.add_subcommand("status", "Show the state of a download"), *flags);
+  CLI::App* command = add_target_options(&status, *flags);
   command->add_flag("--json", flags->json, "Print the state as JSON");
   return [command, flags](const RunContext&) -> int { return command->parsed() ? run_status(*flags) : -1; };
 }
 
-std::function<int(const RunContext&)> add_wait_command(CLI::App& app) {
+std::function<int(const RunContext&)> add_wait_command(CLI::App& wait) {
   auto flags = std::make_shared<TargetFlags>();
-  CLI::App* command =
-      add_target_options(app.add_subcommand("wait", "Wait for a download to end; exit with its exit code"), *flags);
+  CLI::App* command = add_target_options(&wait, *flags);
   command->add_option("--timeout", flags->timeout_seconds, "Give up after this many seconds (exit 124); 0 = never")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("-q,--quiet", flags->quiet, "No progress and no summary; errors only on stderr");
