@@ -44,6 +44,9 @@ struct RunRecord {
   std::vector<RunRecordFile> in_flight;
   std::uint64_t files_in_flight = 0;
   std::string log_file;  // where the run's log lines go (--log-file); empty: none
+  /// Set by read_run_record: the file's JSON object as it was read, for `status --json`, which prints every
+  /// field as written (also the fields another hfget version writes, or lacks). Not written.
+  std::string as_written;
 };
 
 inline constexpr std::size_t kRunRecordNamedFiles = 10;
@@ -58,9 +61,6 @@ void write_run_record(const std::filesystem::path& path, const RunRecord& record
 /// The record at `path`; nullopt when there is none, or what is there is not a record (no integer "pid" and
 /// string "state", not JSON, torn, nested deeper than a record is, or over 1 MiB).
 std::optional<RunRecord> read_run_record(const std::filesystem::path& path);
-
-/// The record as one line of JSON (ASCII only), the fields state.json has: for `status --json`.
-std::string run_record_json(const RunRecord& record);
 
 /// <state dir>/detached.json: what a --detach launch records of the process it started, before that
 /// process takes the target lock: the PID, a time by which it was running, and its log.

@@ -116,7 +116,9 @@ std::string describe(const RunObservation& seen) {
 }
 
 std::string as_json(const RunObservation& seen) {
-  nlohmann::json out = seen.record ? nlohmann::json::parse(run_record_json(*seen.record)) : nlohmann::json::object();
+  // Every field as written; the record was checked to be a JSON object of bounded depth when it was read.
+  nlohmann::json out = seen.record ? nlohmann::json::parse(seen.record->as_written, nullptr, false) : nullptr;
+  if (!out.is_object()) out = nlohmann::json::object();
   out["phase"] = phase_name(seen.phase);
   out["alive"] = seen.phase == RunPhase::kRunning || seen.phase == RunPhase::kStarting;
   if (seen.phase == RunPhase::kDied) out["state"] = "died";

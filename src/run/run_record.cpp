@@ -122,10 +122,6 @@ void write_run_record(const std::filesystem::path& path, const RunRecord& record
   util::ReservedRecordFile(path).write(fitted(data, util::ReservedRecordFile::kDefaultCapacity));
 }
 
-std::string run_record_json(const RunRecord& record) {
-  return run::record_text(as_json(record), -1);
-}
-
 std::optional<RunRecord> read_run_record(const std::filesystem::path& path) {
   const std::optional<nlohmann::json> data = run::read_record_object(path, kRecordDepth);
   if (!data) return std::nullopt;
@@ -156,6 +152,7 @@ std::optional<RunRecord> read_run_record(const std::filesystem::path& path) {
   record.in_flight = files_in(*data);
   record.files_in_flight = count("files_in_flight");
   record.log_file = text("log_file");
+  record.as_written = run::record_text(*data, -1);
   return record;
 }
 
