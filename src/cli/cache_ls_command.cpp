@@ -103,9 +103,9 @@ void print_json(const CacheScan& scan) {
 
 }  // namespace
 
-std::function<int(const RunContext&)> add_cache_ls_command(CLI::App& cache) {
+std::function<int(const RunContext&)> add_cache_ls_command(CLI::App& ls) {
   auto flags = std::make_shared<CacheLsFlags>();
-  CLI::App* command = cache.add_subcommand("ls", "List the repos and revisions in the HF cache, with sizes");
+  CLI::App* command = &ls;
   command->add_option("--cache-dir", flags->cache_dir, "HF cache directory (default: HF_HUB_CACHE)");
   command->add_flag("--json", flags->json, "Print one JSON document on stdout");
   return [command, flags](const RunContext&) -> int {

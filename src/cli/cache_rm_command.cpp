@@ -72,9 +72,9 @@ int run_cache_rm(const CacheRmFlags& flags) {
 
 }  // namespace
 
-std::function<int(const RunContext&)> add_cache_rm_command(CLI::App& cache) {
+std::function<int(const RunContext&)> add_cache_rm_command(CLI::App& rm) {
   auto flags = std::make_shared<CacheRmFlags>();
-  CLI::App* command = cache.add_subcommand("rm", "Remove a repo, or one revision of it, from the HF cache");
+  CLI::App* command = &rm;
   command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
   add_repo_type_option(command, flags->repo_type);
   command->add_option("--revision", flags->revision,

@@ -24,8 +24,8 @@
 #include <string>
 #include <thread>
 
-#include "cli/state_file.hpp"
 #include "hfget/error.hpp"
+#include "hfget/run_record.hpp"
 
 namespace hfget::cli {
 namespace {

@@ -478,7 +478,7 @@ std::optional<int> detach(DownloadFlags& flags) {
 
 DownloadCommand add_download_command(CLI::App& app) {
   auto flags = std::make_shared<DownloadFlags>();
-  CLI::App* command = app.add_subcommand("download", "Download a repo (or some of its files) from the Hub");
+  CLI::App* command = &app;  // the subcommand, made from its row in cli/command_table.cpp
   add_what_and_where_options(command, *flags);
   add_transfer_options(command, *flags);
   add_progress_options(command, *flags);

@@ -128,7 +128,7 @@ void print_json(const Listing& listing) {
 
 std::function<int(const RunContext&)> add_ls_command(CLI::App& app) {
   auto flags = std::make_shared<LsFlags>();
-  CLI::App* command = app.add_subcommand("ls", "List a repo's files at one commit, without downloading");
+  CLI::App* command = &app;  // the subcommand, made from its row in cli/command_table.cpp
   command->add_option("repo_id", flags->repo_id, "Repo id, e.g. moonshotai/Kimi-K2.5")->required();
   add_revision_option(command, flags->revision, flags->revision_given);
   add_hub_options(command, flags->hub);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// hfget's entry point: parse the command line, detach if asked (before any thread exists), then run one
-// command and map the outcome to an exit code. An hfget::Error is caught here, in the download command
-// (to record the outcome in the state file first) and in the download workers; nowhere else.
+// hfget's entry point: build the commands from their table (cli/command_table.cpp), parse the command line,
+// detach if asked (before any thread exists), then run the one command and map the outcome to an exit code. An
+// hfget::Error is caught here, in the download command (to record the outcome in the state file first) and in the
+// download workers; nowhere else.
 #include <malloc.h>
 #include <poll.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -20,15 +21,11 @@
 #include <string_view>
 #include <system_error>
 
-#include "cli/cache_commands.hpp"
 #include "cli/command_suggestion.hpp"
-#include "cli/download_command.hpp"
+#include "cli/command_table.hpp"
 #include "cli/exit_code.hpp"
-#include "cli/ls_command.hpp"
 #include "cli/printable_log_formatter.hpp"
 #include "cli/signals.hpp"
-#include "cli/status_command.hpp"
-#include "cli/verify_command.hpp"
 #include "hfget/error.hpp"
 #include "hfget/library.hpp"
 
@@ -43,34 +40,37 @@ void configure_default_logging() {
 
 constexpr const char* kHelpHint = "run 'hfget --help' for the commands, 'hfget COMMAND --help' for their flags";
 
-std::vector<std::string> command_names(CLI::App& app) {
-  std::vector<std::string> names;
-  for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
-    names.push_back(command->get_name());
-  return names;
-}
-
 // The word a user typed where a command belongs, if it is none of them (CLI11 would call it an extra
 // argument, after "A subcommand is required").
-std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv) {
+std::optional<std::string> unknown_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return std::nullopt;
-  const std::vector<std::string> names = command_names(app);
+  const std::vector<std::string> names = hfget::cli::command_names(hfget::cli::hfget_commands());
   if (std::find(names.begin(), names.end(), argv[1]) != names.end()) return std::nullopt;
   return std::string(argv[1]);
 }
 
-// "did you mean --include?" for each --flag the command does not know.
-std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
-  const CLI::App* command = nullptr;
-  for (CLI::App* candidate : app.get_subcommands([](CLI::App*) { return true; })) {
-    if (argc >= 2 && candidate->get_name() == argv[1]) command = candidate;
+int refuse_unknown_command(const std::string& typed) {
+  const std::optional<std::string> near =
+      hfget::cli::closest_match(typed, hfget::cli::command_names(hfget::cli::hfget_commands()));
+  std::fprintf(stderr, "hfget: error: unknown command '%s'%s\n%s\n", hfget::detail::printable_message(typed).c_str(),
+               near ? ("; did you mean '" + *near + "'?").c_str() : "", kHelpHint);
+  return hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);
+}
+
+// The long flags `scope` knows, "--include" and the like.
+void add_flag_names(const CLI::App& scope, std::vector<std::string>& known) {
+  for (const CLI::Option* option : scope.get_options()) {
+    for (const std::string& name : option->get_lnames()) known.push_back("--" + name);
   }
+}
+
+// "did you mean --include?" for each --flag the command does not know.
+std::string flag_suggestions(const CLI::App& app, const std::vector<hfget::cli::AddedCommand>& commands, int argc,
+                             char** argv) {
   std::vector<std::string> known;
-  for (const CLI::App* scope : {static_cast<const CLI::App*>(&app), command}) {
-    if (scope == nullptr) continue;
-    for (const CLI::Option* option : scope->get_options()) {
-      for (const std::string& name : option->get_lnames()) known.push_back("--" + name);
-    }
+  add_flag_names(app, known);
+  for (const hfget::cli::AddedCommand& command : commands) {
+    if (argc >= 2 && command.app->get_name() == argv[1]) add_flag_names(*command.app, known);
   }
   std::string out;
   for (int i = 2; i < argc; ++i) {
@@ -105,34 +105,20 @@ int with_stdout_flushed(int code) {
   return code == hfget::cli::kExitSuccess ? hfget::cli::exit_code_for(hfget::ErrorCode::kInternal) : code;
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"hfget: fetch a model repository from the Hugging Face Hub and prove it arrived whole"};
+void describe_app(CLI::App& app) {
   app.set_version_flag("-V,--version", hfget::version_string());
   app.require_subcommand(1);
   // CLI11's own errors get the prefix every hfget error line has, so a log grep for "hfget: error:" finds all.
   app.failure_message([](const CLI::App*, const CLI::Error& error) {
     return std::string("hfget: error: ") + error.what() + "\n" + kHelpHint + "\n";
   });
-  const hfget::cli::DownloadCommand download = hfget::cli::add_download_command(app);
-  const std::vector<std::function<int(const hfget::cli::RunContext&)>> commands{download.run,
-                                                                                hfget::cli::add_verify_command(app),
-                                                                                hfget::cli::add_status_command(app),
-                                                                                hfget::cli::add_wait_command(app),
-                                                                                hfget::cli::add_ls_command(app),
-                                                                                hfget::cli::add_cache_command(app),
-                                                                                hfget::cli::add_rm_command(app)};
-  if (argc == 1) {  // nothing to do: say what can be done, as `hf` and `git` do
-    std::fputs(app.help().c_str(), stdout);
-    return hfget::cli::kExitSuccess;
-  }
-  if (const std::optional<std::string> typed = unknown_command(app, argc, argv)) {
-    const std::optional<std::string> near = hfget::cli::closest_match(*typed, command_names(app));
-    std::fprintf(stderr, "hfget: error: unknown command '%s'%s\n%s\n", hfget::detail::printable_message(*typed).c_str(),
-                 near ? ("; did you mean '" + *near + "'?").c_str() : "", kHelpHint);
-    return hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);
-  }
+}
+
+// The exit code when parsing ends the run (--help, --version, a usage error); nullopt to go on.
+std::optional<int> parse(CLI::App& app, const std::vector<hfget::cli::AddedCommand>& commands, int argc, char** argv) {
   try {
     app.parse(argc, argv);
+    return std::nullopt;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -140,23 +126,38 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fputs(flag_suggestions(app, argc, argv).c_str(), stderr);
+    std::fputs(flag_suggestions(app, commands, argc, argv).c_str(), stderr);
     app.exit(e);
     return hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);
   }
+}
 
-  configure_default_logging();
+int run_command(const hfget::cli::Command& command) {
   // --detach forks here, while the process is still single-threaded; the launcher returns at once.
-  if (const std::optional<int> launcher_exit = download.detach_if_requested()) return *launcher_exit;
-
+  if (command.before_threads) {
+    if (const std::optional<int> launcher_exit = command.before_threads()) return *launcher_exit;
+  }
   hfget::cli::SignalWatcher signals;  // blocks SIGINT/SIGTERM in every thread started after it
   const hfget::LibraryInit library;
   const hfget::cli::RunContext context{signals.stop_token(),
                                        [&signals] { return signals.received_signal() == SIGTERM ? 143 : 130; }};
-  for (const auto& command : commands) {
-    if (const int code = command(context); code >= 0) return with_stdout_flushed(code);
-  }
+  if (const int code = command.run(context); code >= 0) return with_stdout_flushed(code);
   return hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"hfget: fetch a model repository from the Hugging Face Hub and prove it arrived whole"};
+  describe_app(app);
+  const std::vector<hfget::cli::AddedCommand> commands = hfget::cli::add_subcommands(app, hfget::cli::hfget_commands());
+  if (argc == 1) {  // nothing to do: say what can be done, as `hf` and `git` do
+    std::fputs(app.help().c_str(), stdout);
+    return hfget::cli::kExitSuccess;
+  }
+  if (const std::optional<std::string> typed = unknown_command(argc, argv)) return refuse_unknown_command(*typed);
+  if (const std::optional<int> code = parse(app, commands, argc, argv)) return *code;
+  configure_default_logging();
+  const hfget::cli::AddedCommand* parsed = hfget::cli::parsed_command(commands);
+  return parsed ? run_command(parsed->command) : hfget::cli::exit_code_for(hfget::ErrorCode::kUsage);
 }
 
 // Memory stays bounded by design (a fixed number of buffers), but glibc's defaults would hide that: every

@@ -2,31 +2,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ctime>
 #include <vector>
 
 #include "cli/progress_views.hpp"
 #include "util/byte_size.hpp"
 
 namespace hfget::cli {
-
-std::string utc_timestamp(std::chrono::system_clock::time_point time) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
-}
-
-std::optional<std::chrono::system_clock::time_point> parse_utc_timestamp(const std::string& text) {
-  std::tm utc{};
-  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  const std::time_t seconds = ::timegm(&utc);
-  if (seconds == static_cast<std::time_t>(-1)) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(seconds);
-}
 
 std::string status_line(const ProgressSnapshot& snapshot) {
   const double percent = snapshot.bytes_total > 0 ? 100.0 * static_cast<double>(snapshot.bytes_done) /

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/progress_tracker.hpp"
+#include "util/utc_timestamp.hpp"
 
 namespace hfget::cli {
 
@@ -58,20 +59,13 @@ std::unique_ptr<ProgressView> make_terminal_view(std::FILE* terminal);
 std::unique_ptr<ProgressView> make_log_line_view(LineWriter writer, std::chrono::seconds interval, bool report_outcome);
 /// One JSON object per line (--progress json); fields in docs/cli.md.
 std::unique_ptr<ProgressView> make_json_lines_view(std::FILE* out, std::chrono::seconds interval);
-/// The state file `hfget status` and `hfget wait` read, rewritten atomically every 2 s.
-/// `log_file`: where this run's log lines go (--log-file), recorded for `status`; empty for none.
-/// `detached`: a --detach daemon also records a failure that came before it held the target lock.
-std::unique_ptr<ProgressView> make_state_file_view(std::filesystem::path path, std::string repo, std::string revision,
-                                                   std::string target, std::string log_file, bool detached);
 
 /// "23/64 shards  30/70 files  210.4 GiB / 547.0 GiB (38.5%)  612.0 MB/s  ETA 9m12s"
 std::string status_line(const ProgressSnapshot& snapshot);
 /// "in flight: model-00063-of-00064.safetensors 12%, … (+3 more)": the `named` files in flight with the most
 /// left, i.e. those the download will wait for last; empty when none is in flight.
 std::string in_flight_summary(const ProgressSnapshot& snapshot, std::size_t named);
-/// "2026-11-29T14:02:10Z": UTC, so lines from servers in different zones compare.
-std::string utc_timestamp(std::chrono::system_clock::time_point time = std::chrono::system_clock::now());
-/// The time a utc_timestamp() names ("2026-11-29T14:03:05Z"); nullopt for anything else.
-std::optional<std::chrono::system_clock::time_point> parse_utc_timestamp(const std::string& text);
+/// "2026-11-29T14:02:10Z", the time every view and record writes (util/utc_timestamp.hpp).
+using util::utc_timestamp;
 
 }  // namespace hfget::cli

@@ -68,9 +68,9 @@ int run_rm(const RmFlags& flags) {
 
 }  // namespace
 
-std::function<int(const RunContext&)> add_rm_command(CLI::App& app) {
+std::function<int(const RunContext&)> add_rm_command(CLI::App& rm) {
   auto flags = std::make_shared<RmFlags>();
-  CLI::App* command = app.add_subcommand("rm", "Remove a --local-dir download hfget made (its files and metadata)");
+  CLI::App* command = &rm;
   command->add_option("--local-dir", flags->local_dir, "The directory a `hfget download --local-dir` wrote")
       ->required();
   command->add_flag("--dry-run", flags->dry_run, "Show what would be removed, remove nothing");

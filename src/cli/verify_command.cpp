@@ -139,7 +139,7 @@ int run_verify(const VerifyFlags& flags, std::stop_token stop) {
 
 std::function<int(const RunContext&)> add_verify_command(CLI::App& app) {
   auto flags = std::make_shared<VerifyFlags>();
-  CLI::App* command = app.add_subcommand("verify", "Check that a downloaded snapshot is complete and intact");
+  CLI::App* command = &app;  // the subcommand, made from its row in cli/command_table.cpp
   command->add_option("target", flags->target, "A --local-dir download, or a repo id in the HF cache")->required();
   command->add_option("--revision", flags->revision, "Branch, tag or commit (cache)")->capture_default_str();
   add_repo_type_option(command, flags->repo_type);

@@ -8,7 +8,7 @@
 
 namespace hfget::cli {
 
-/// Adds `verify` to the app; the returned function runs it if it was the parsed command (else returns -1).
+/// Fills in `verify` (cli/command_table.hpp); the returned function runs it if it was the parsed command (else -1).
 std::function<int(const RunContext&)> add_verify_command(CLI::App& app);
 
 }  // namespace hfget::cli

@@ -34,7 +34,7 @@ TEST(StateFileView, ARecordOfEmojiPathsStillFitsItsReservedSpace) {
   view->finish(snapshot, {9, "failed", "No space left on device: " + emoji(2000), ""});
 
   EXPECT_EQ(std::filesystem::file_size(path), 16u * 1024u) << "written into the reserved space, not around it";
-  const std::optional<DownloadState> state = read_state_file(path);
+  const std::optional<RunRecord> state = read_run_record(path);
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->state, "failed");
   EXPECT_EQ(state->exit_code, 9);
