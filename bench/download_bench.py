@@ -4,6 +4,7 @@
     python3 bench/download_bench.py [--size 2GiB] [--shards 64] [--rate-cap 40m] [--repeat 3]
                                     [--hfget build/hfget] [--tools hfget,hfget-c32,aria2c,curl,curl-p8,hub-js]
                                     [--scenarios unlimited,capped] [--variant NAME=FLAGS] [--json-out FILE]
+                                    [--hfget-baseline OTHER/hfget]
 
 It writes a synthetic sharded model (tests/fixtures/make_model.py), serves it with the bundled Hub emulator +
 nginx as the CDN (tests/integration/harness.py) on 127.0.0.1/127.0.0.2, and downloads the whole repo with
@@ -23,6 +24,10 @@ Tools (one at a time, each into a fresh directory):
   hub-js     @huggingface/hub snapshotDownload() under node (bench/hub_js_download.mjs; needs
              `npm install --prefix bench`; skipped with a message when node or the package is missing)
   --variant NAME=FLAGS adds hfget-NAME: hfget with extra flags (e.g. c8="--chunk-size 8MiB").
+  --hfget-baseline PATH adds hfget-baseline: another hfget binary (a build of an older commit) with the default
+             flags, in the same run and round-robin with the others, so both see the same machine; a comparison
+             line per scenario gives the median walls, their ratio and whether the Hub and CDN request counts
+             (and, unlimited, the no-op re-run's requests) are the same.
 
 For each: wall seconds; wall plus a sync() right after (hfget fdatasyncs every file before publishing it, the
 others leave their data in the page cache, so "+sync" is the like-for-like time to durable files);
@@ -71,6 +76,7 @@ from make_model import parse_size  # noqa: E402
 
 REPO = "bench/model"
 ALL_TOOLS = ("hfget", "hfget-c32", "aria2c", "curl", "curl-p8", "hub-js")
+BASELINE = "hfget-baseline"   # --hfget-baseline: another hfget binary, default flags
 ALL_SCENARIOS = ("unlimited", "capped")
 GB, GIB, MIB = 1e9, 2**30, 2**20
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -338,8 +344,11 @@ class Bench:
     def urls(self, hub: harness.Hub) -> list[tuple[str, str]]:
         return [(relative, f"{hub.url}/{REPO}/resolve/main/{quote(relative)}") for relative in self.expected]
 
-    def hfget_argv(self, target: Path, extra: list[str] = ()) -> list[str]:
-        return [self.args.hfget, "download", REPO, "--local-dir", str(target), "--progress", "json", *extra]
+    def hfget_argv(self, target: Path, extra: list[str] = (), binary: str | None = None) -> list[str]:
+        return [binary or self.args.hfget, "download", REPO, "--local-dir", str(target), "--progress", "json", *extra]
+
+    def binary_of(self, tool: str) -> str:
+        return self.args.hfget_baseline if tool == BASELINE else self.args.hfget
 
     def command(self, tool: str, hub: harness.Hub, run_dir: Path) -> tuple[list[str], dict[str, str], Path]:
         """(argv, env, the folder the files end up in) for one tool."""
@@ -348,7 +357,7 @@ class Bench:
         target = run_dir / "download"
         if tool.startswith("hfget"):
             extra = ["--connections", "32"] if tool == "hfget-c32" else self.args.variants.get(tool, [])
-            return self.hfget_argv(target, extra), harness.clean_hfget_env(home, hub.url), target
+            return self.hfget_argv(target, extra, self.binary_of(tool)), harness.clean_hfget_env(home, hub.url), target
         env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8",
                "HOME": str(home), "NO_PROXY": "*", "no_proxy": "*"}
         if tool == "aria2c":
@@ -415,8 +424,9 @@ class Bench:
             result.ok = not problems
             if problems:
                 result.note = f"{len(problems)} problems: " + "; ".join(problems[:3])
-            if tool == "hfget" and scenario == "unlimited" and result.ok and repeat == 0 and not self.args.no_extras:
-                result.extra["noop"] = self.noop_rerun(hub, env, target)
+            if (tool in ("hfget", BASELINE) and scenario == "unlimited" and result.ok and repeat == 0
+                    and not self.args.no_extras):
+                result.extra["noop"] = self.noop_rerun(hub, env, target, self.binary_of(tool))
             print(f"[{scenario}] {tool} #{repeat + 1}: {result.wall:.2f}s, {'ok' if result.ok else result.note}",
                   file=sys.stderr, flush=True)
             return result
@@ -443,9 +453,10 @@ class Bench:
                 "null_mbps": size / statistics.median(timings["/dev/null"]) / 1e6,
                 "file_mbps": size / statistics.median(timings["file"]) / 1e6}
 
-    def noop_rerun(self, hub: harness.Hub, env: dict[str, str], target: Path) -> dict:
+    def noop_rerun(self, hub: harness.Hub, env: dict[str, str], target: Path, binary: str) -> dict:
         hub.reset_logs()
-        measured = run_measured(self.hfget_argv(target), env=env, timeout=120, log_dir=self.logs, name="noop")
+        measured = run_measured(self.hfget_argv(target, binary=binary), env=env, timeout=120, log_dir=self.logs,
+                                name="noop")
         hub_paths = [f"{r['method']} {r['path']}" + (f"?{r['query']}" if r.get("query") else "")
                      for r in hub.hub_requests()]
         return {"exit": measured.code, "wall": measured.wall, "cpu": measured.cpu,
@@ -511,6 +522,8 @@ def median_result(runs: list[Result]) -> Result:
         ordered = sorted(runs, key=lambda r: r.wall)
         chosen = ordered[(len(ordered) - 1) // 2]
     chosen.walls = [r.wall for r in runs if r.wall is not None]
+    chosen.extra["hub_requests_runs"] = [r.hub_requests for r in runs if r.wall is not None]
+    chosen.extra["cdn_requests_runs"] = [r.cdn_requests for r in runs if r.wall is not None]
     for r in runs:
         chosen.extra.update({k: v for k, v in r.extra.items() if k not in chosen.extra})
     return chosen
@@ -522,29 +535,73 @@ def table(scenario: str, results: list[Result], total: int, files: int, title: s
     rows = [r for r in results if r.scenario == scenario]
     base = next((r for r in rows if r.tool == "hfget" and r.ok), None)
     repeats = max((len(r.walls) for r in rows), default=1)
+    width = max([12] + [len(r.tool) for r in rows])
     lines = [f"\n{title}: {files} files, {total / GB:.2f} GB ({total / GIB:.2f} GiB)"
              + (f"; median of up to {repeats} runs (spread: fastest-slowest wall)" if repeats > 1 else ""), ""]
-    header = (f"{'tool':<12} {'wall s':>7} {'+sync s':>8} {'MB/s':>6} {'CPU s':>6} {'CPU s/GB':>8} "
+    header = (f"{'tool':<{width}} {'wall s':>7} {'+sync s':>8} {'MB/s':>6} {'CPU s':>6} {'CPU s/GB':>8} "
               f"{'RSS MiB':>7} {'hub req':>7} {'CDN req':>7} {'sent/size':>9} {'srv CPU':>7} {'other':>5} "
               f"{'x hfget':>7} {'x +sync':>7}" + (f" {'spread':>11}" if repeats > 1 else "") + "  check")
     lines += [header, "-" * len(header)]
     for r in rows:
         if r.wall is None:
-            lines.append(f"{r.tool:<12} {r.note}")
+            lines.append(f"{r.tool:<{width}} {r.note}")
             continue
         ratio = f"{r.wall / base.wall:.2f}" if base and r.ok else "-"
         ratio_synced = f"{r.synced / base.synced:.2f}" if base and r.ok else "-"
         spread = f" {min(r.walls):>5.2f}-{max(r.walls):<5.2f}" if repeats > 1 else ""
-        lines.append(f"{r.tool:<12} {r.wall:>7.2f} {r.synced:>8.2f} {total / r.wall / 1e6:>6.0f} {r.cpu:>6.2f} "
+        lines.append(f"{r.tool:<{width}} {r.wall:>7.2f} {r.synced:>8.2f} {total / r.wall / 1e6:>6.0f} {r.cpu:>6.2f} "
                      f"{r.cpu / (total / GB):>8.2f} {r.maxrss_kib / 1024:>7.1f} {r.hub_requests:>7} "
                      f"{r.cdn_requests:>7} {r.bytes_sent / total:>9.3f} {r.servers_cpu:>7.2f} {r.other_cpu:>5.1f} "
                      f"{ratio:>7} {ratio_synced:>7}{spread}  {'ok' if r.ok else r.note}")
     return "\n".join(lines)
 
 
+def baseline_comparison(scenario: str, results: list[Result]) -> dict | None:
+    """hfget against --hfget-baseline in one scenario: the median walls and their ratio, the spreads, every run's
+    Hub and CDN request counts, and whether the no-op re-runs sent the same requests."""
+    rows = {r.tool: r for r in results if r.scenario == scenario}
+    new, old = rows.get("hfget"), rows.get(BASELINE)
+    if new is None or old is None or new.wall is None or old.wall is None:
+        return None
+    compared = {"scenario": scenario, "ok": new.ok and old.ok, "wall": new.wall, "baseline_wall": old.wall,
+                "ratio": new.wall / old.wall, "walls": new.walls, "baseline_walls": old.walls}
+    for key in ("hub_requests_runs", "cdn_requests_runs"):
+        compared[key], compared["baseline_" + key] = new.extra.get(key, []), old.extra.get(key, [])
+    if "noop" in new.extra and "noop" in old.extra:
+        compared["same_noop_requests"] = (sorted(new.extra["noop"]["hub_requests"]) ==
+                                          sorted(old.extra["noop"]["hub_requests"])
+                                          and new.extra["noop"]["cdn_requests"] == old.extra["noop"]["cdn_requests"])
+    return compared
+
+
+def format_comparison(compared: dict) -> str:
+    """The Hub's request count is fixed by the repo (revision, listing, a resolve per file); the CDN's is not:
+    an idle connection splits the largest range in flight, so it varies from run to run with the timing, and
+    is shown as median and range for each binary (a self-vs-self run shows how far it varies)."""
+    def counts(runs: list[int]) -> str:
+        if not runs:
+            return "-"
+        return f"{statistics.median(runs):g} ({min(runs)}-{max(runs)})" if min(runs) != max(runs) else f"{runs[0]}"
+
+    name = f"hfget vs {BASELINE} ({compared['scenario']})"
+    if not compared["ok"]:
+        return f"{name}: not compared: a run failed (see the table)"
+    hub, base_hub = compared["hub_requests_runs"], compared["baseline_hub_requests_runs"]
+    same_hub = set(hub) == set(base_hub) and len(set(hub)) == 1
+    line = (f"{name}: median wall {compared['wall']:.2f}s vs {compared['baseline_wall']:.2f}s, ratio "
+            f"{compared['ratio']:.3f} (spread {min(compared['walls']):.2f}-{max(compared['walls']):.2f} vs "
+            f"{min(compared['baseline_walls']):.2f}-{max(compared['baseline_walls']):.2f}); Hub requests "
+            + (f"{hub[0]} in every run of both" if same_hub else f"DIFFERENT: {hub} vs {base_hub}")
+            + f"; CDN requests {counts(compared['cdn_requests_runs'])} vs "
+              f"{counts(compared['baseline_cdn_requests_runs'])}")
+    if "same_noop_requests" in compared:
+        line += f"; no-op re-run requests {'the same' if compared['same_noop_requests'] else 'DIFFERENT'}"
+    return line
+
+
 def report_extras(results: list[Result], resume: dict | None, total: int) -> str:
     lines = []
-    noop = next((r.extra["noop"] for r in results if "noop" in r.extra), None)
+    noop = next((r.extra["noop"] for r in results if "noop" in r.extra and r.tool == "hfget"), None)
     if noop:
         lines.append(f"\nhfget no-op re-run on the complete download: exit {noop['exit']}, {noop['wall']:.2f}s wall, "
                      f"{noop['cpu']:.2f}s CPU; {len(noop['hub_requests'])} Hub requests, {noop['cdn_requests']} CDN "
@@ -582,6 +639,9 @@ def main() -> int:
     parser.add_argument("--repeat-limit", type=float, default=20.0,
                         help="a tool whose first run took longer than this many seconds runs once (default 20)")
     parser.add_argument("--hfget", default=str(ROOT / "build" / "hfget"))
+    parser.add_argument("--hfget-baseline", metavar="PATH",
+                        help=f"also run this hfget binary (e.g. a build of main) with the default flags as tool "
+                             f"{BASELINE}, and compare it with --hfget: median wall ratio, request counts")
     parser.add_argument("--tools", default=",".join(ALL_TOOLS), help=f"comma-separated, from {','.join(ALL_TOOLS)}")
     parser.add_argument("--scenarios", default=",".join(ALL_SCENARIOS))
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
@@ -603,7 +663,16 @@ def main() -> int:
             parser.error(f"--variant wants NAME=FLAGS, got {spec!r}")
         args.variants[f"hfget-{name}"] = flags.split()
     tools += [t for t in args.variants if t not in tools]
-    if unknown := ([t for t in tools if t not in ALL_TOOLS and t not in args.variants]
+    if args.hfget_baseline:
+        args.hfget_baseline = str(Path(args.hfget_baseline).resolve())
+        if not os.access(args.hfget_baseline, os.X_OK):
+            parser.error(f"no hfget binary at {args.hfget_baseline} (--hfget-baseline)")
+        if "hfget" not in tools:
+            tools.insert(0, "hfget")
+        if BASELINE not in tools:
+            tools.insert(tools.index("hfget") + 1, BASELINE)
+    if unknown := ([t for t in tools if t not in ALL_TOOLS and t not in args.variants
+                    and not (t == BASELINE and args.hfget_baseline)]
                    + [s for s in scenarios if s not in ALL_SCENARIOS]):
         parser.error(f"unknown tool or scenario: {', '.join(unknown)}")
     if args.repeat < 1:
@@ -656,7 +725,9 @@ def main() -> int:
 
         titles = {"unlimited": "scenario unlimited (loopback, no rate limit)",
                   "capped": f"scenario capped (nginx limit_rate {args.rate_cap} per connection)"}
-        print(f"\ndownload benchmark: {args.hfget}, {os.cpu_count()} CPUs, 1-minute load average at the start "
+        print(f"\ndownload benchmark: {args.hfget}"
+              + (f" against {BASELINE} {args.hfget_baseline}" if args.hfget_baseline else "")
+              + f", {os.cpu_count()} CPUs, 1-minute load average at the start "
               f"{load_before:.2f}, at the end {os.getloadavg()[0]:.2f}")
         for scenario in scenarios:
             print(table(scenario, results, bench.total, len(expected), titles[scenario]))
@@ -669,11 +740,17 @@ def main() -> int:
         print("\nsrv CPU: nginx + Hub emulator CPU seconds during the run; other: CPU seconds anything else on the "
               "machine used meanwhile (well above 0 means the run shared its 2 cores with someone else's work)")
         print(report_extras(results, resume, bench.total))
+        comparisons = [c for c in (baseline_comparison(s, results) for s in scenarios) if c]
+        if comparisons:
+            print("")
+            for compared in comparisons:
+                print(format_comparison(compared))
         print(f"\ntotal benchmark time {time.monotonic() - began:.0f}s")
         if args.json_out:
             Path(args.json_out).write_text(json.dumps(
                 {"total_bytes": bench.total, "files": len(expected), "rate_cap": args.rate_cap,
-                 "repeat": args.repeat, "results": [r.__dict__ for r in results], "resume": resume, "raw_limits": raw},
+                 "repeat": args.repeat, "results": [r.__dict__ for r in results], "resume": resume, "raw_limits": raw,
+                 "baseline": args.hfget_baseline, "baseline_comparison": comparisons},
                 indent=2, default=str) + "\n")
         failed = [r for r in results if r.wall is not None and not r.ok and r.tool.startswith("hfget")]
         return 1 if failed or (resume and not resume.get("ok", True)) else 0
