@@ -41,15 +41,24 @@ RunPhase phase_of(const std::optional<RunRecord>& record, const std::optional<De
   return launch ? RunPhase::kDied : RunPhase::kNone;  // launched, gone, and never wrote a state
 }
 
-}  // namespace
-
-RunObservation observe_run(const std::filesystem::path& state_dir) {
+RunObservation read_once(const std::filesystem::path& state_dir) {
   RunObservation seen;
   seen.record = read_run_record(run_record_path(state_dir));
   const std::optional<DetachedLaunch> launch = read_detached_launch(state_dir);
   if (launch) seen.detached_pid = launch->pid;
   seen.log = log_of(seen.record, launch);
   seen.phase = phase_of(seen.record, launch);
+  return seen;
+}
+
+}  // namespace
+
+RunObservation observe_run(const std::filesystem::path& state_dir) {
+  RunObservation seen = read_once(state_dir);
+  // A run that writes its final state and exits between the read above and the look at the process table
+  // reads as "running, PID gone". Read once more: a process found gone writes nothing after, so the second
+  // read is the last word (a finished run, or a run that really died).
+  if (seen.phase == RunPhase::kDied) seen = read_once(state_dir);
   return seen;
 }
 
