@@ -22,6 +22,7 @@
 #include "transfer/fetch_all.hpp"
 #include "transfer/listing.hpp"
 #include "transfer/offline_snapshot.hpp"
+#include "transfer/publish.hpp"
 #include "util/byte_size.hpp"
 #include "verify/file_hashing.hpp"
 #include "verify/snapshot_checks.hpp"
@@ -340,8 +341,11 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   }
   progress.on_plan(summary);
 
-  transfer::FetchResults fetched =
-      transfer::fetch_all(report.files, options, snapshot.commit, report.bytes_to_fetch, *layout, progress, stop);
+  // fetch → verify → publish, file by file: fetch_all fetches each file's ranges, IncomingFile::verify checks
+  // its hash as the last byte arrives, and the publish step (publish_into the layout) makes it visible at once.
+  const transfer::PublishStep publish = transfer::publish_into(*layout);
+  transfer::FetchResults fetched = transfer::fetch_all(report.files, options, snapshot.commit, report.bytes_to_fetch,
+                                                       *layout, publish, progress, stop);
   report.bytes_received = fetched.bytes_received;
   report.files_fetched = fetched.files_fetched;
   report.elapsed = std::chrono::steady_clock::now() - started;
