@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "crypto/digest.hpp"
@@ -175,6 +178,41 @@ TEST(ChunkScheduler, HandsTheSecondHalfOfTheLargestRangeToAnIdleConnection) {
   f.fetch(*first);
   scheduler.done(first, std::nullopt);
   EXPECT_EQ(scheduler.next(), nullptr);
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+}
+
+TEST(ChunkScheduler, ARefusedConnectionLowersTheFilesConnectionBudget) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, f.publish(), {});
+  RangeTask* first = scheduler.next();
+  RangeTask* second = scheduler.next();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  // The CDN refused the second connection: the source reports it to the file's budget, and the connection
+  // gives its range back untouched.
+  second->budget->note_refusal();
+  scheduler.done(second, std::nullopt);
+  // Two were serving when it refused: one may now. A third connection waits until the first is done.
+  std::atomic<bool> first_done{false};
+  std::future<RangeTask*> third = std::async(std::launch::async, [&] { return scheduler.next(1); });
+  EXPECT_EQ(third.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "a connection beyond the budget was handed a range";
+  f.fetch(*first);
+  first_done = true;
+  scheduler.done(first, std::nullopt);
+  ASSERT_EQ(third.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  RangeTask* task = third.get();
+  ASSERT_NE(task, nullptr);
+  EXPECT_TRUE(first_done.load());
+  EXPECT_EQ(task->budget->limit(), 1);
+  for (int tasks = 0; task != nullptr && tasks < 100; ++tasks) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+    task = scheduler.next();
+  }
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
