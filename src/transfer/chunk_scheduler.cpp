@@ -224,7 +224,7 @@ void ChunkScheduler::done(RangeTask* task, const std::optional<Error>& error) {
       if (other.file == file.file.get()) other.cancelled = true;
     }
   }
-  if (file.in_flight == 0 && file.phase == FileState::Phase::kActive) end_task(lock, file, changed);
+  if (file.in_flight == 0 && file.phase == FileState::Phase::kActive) last_range_ended(lock, file, changed);
   ++generation_;
   wake_.notify_all();
 }
@@ -239,7 +239,7 @@ void ChunkScheduler::record_arrived(const RangeTask& task, std::optional<Error>&
   }
 }
 
-void ChunkScheduler::end_task(std::unique_lock<std::mutex>& lock, FileState& file, bool changed) {
+void ChunkScheduler::last_range_ended(std::unique_lock<std::mutex>& lock, FileState& file, bool changed) {
   if (file.error) {
     fail_file(file);
   } else if (changed) {
@@ -261,6 +261,7 @@ void ChunkScheduler::fail_file(FileState& file) {
 
 void ChunkScheduler::close_file(FileState& file) {
   file.phase = FileState::Phase::kDone;
+  file.source.reset();  // no range of it is in flight: what the source kept for it (a signed URL) is done with
   const auto index = static_cast<std::size_t>(&file - files_.data());
   open_files_.erase(std::find(open_files_.begin(), open_files_.end(), index));
 }

@@ -87,7 +87,7 @@ class ChunkScheduler {
   void open_file(std::unique_lock<std::mutex>& lock, FileState& file);
   void record_arrived(const RangeTask& task, std::optional<Error>& failure);
   // The file's last range in flight ended (`changed`: the file changed on the server meanwhile).
-  void end_task(std::unique_lock<std::mutex>& lock, FileState& file, bool changed);
+  void last_range_ended(std::unique_lock<std::mutex>& lock, FileState& file, bool changed);
   void finish_file(std::unique_lock<std::mutex>& lock, FileState& file);
   // Outside the lock: verify, then publish or discard; true when the file starts over (another download).
   bool verify_and_publish(FileState& file, std::optional<Error>& error);
