@@ -44,12 +44,13 @@ std::string make_content(std::size_t size, unsigned seed) {
 }
 
 // A CDN that serves one range of a file at a time: a request that arrives while another is in flight is
-// answered 429 (as CDNs that limit connections per file do), three times at most, so that a retry's random
+// refused (429, or 403 as if the signed URL were not valid for it; CDNs that limit connections per file answer
+// either), three times at most, so that a retry's random
 // backoff cannot use up the attempts. The first request is held until a second one arrives (at most a
 // minute), so at least one refusal always happens. Every connection sends through it.
 class OneRangeAtATimeCdn {
  public:
-  explicit OneRangeAtATimeCdn(FakeTransport& scripted) : scripted_(scripted) {}
+  OneRangeAtATimeCdn(FakeTransport& scripted, long refusal_status) : scripted_(scripted), status_(refusal_status) {}
 
   http::HttpResponse get(const http::RequestSpec& spec, http::BodySink& sink, const std::stop_token& stop) {
     if (spec.url != kCdn) return scripted_.get(spec, sink, stop);
@@ -60,7 +61,7 @@ class OneRangeAtATimeCdn {
       if (in_flight_ > 0 && refused_ < 3) {
         ++refused_;
         http::HttpResponse refusal;
-        refusal.status = 429;
+        refusal.status = status_;
         return refusal;
       }
       ++in_flight_;
@@ -78,6 +79,7 @@ class OneRangeAtATimeCdn {
 
  private:
   FakeTransport& scripted_;
+  long status_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   int requests_ = 0;
@@ -206,7 +208,7 @@ TEST_F(FetchFilesTest, ACdnThatRefusesParallelRangesIsRetriedAndTheFileCompletes
   const RemoteFile model = add_file("model.safetensors", make_content(512 * kKiB, 3));
   transport.script(resolve(model), {FakeAnswer::redirect(kCdn)});
   transport.script(kCdn, {FakeAnswer::ranged(contents[model.path], "\"m1\"")});
-  OneRangeAtATimeCdn cdn(transport);
+  OneRangeAtATimeCdn cdn(transport, 429);
 
   const FetchResults results = fetch(cdn, fetch_settings(4, 64 * kKiB));
 
@@ -215,6 +217,21 @@ TEST_F(FetchFilesTest, ACdnThatRefusesParallelRangesIsRetriedAndTheFileCompletes
   EXPECT_GE(cdn.refused(), 1);
   const std::vector<std::string> reasons = progress.retry_reasons();
   EXPECT_NE(std::find(reasons.begin(), reasons.end(), "HTTP 429"), reasons.end());
+}
+
+TEST_F(FetchFilesTest, ACdnThatRefusesParallelRangesWith403IsResolvedAgainAndTheFileCompletes) {
+  const RemoteFile model = add_file("model.safetensors", make_content(512 * kKiB, 3));
+  transport.script(resolve(model), {FakeAnswer::redirect(kCdn)});
+  transport.script(kCdn, {FakeAnswer::ranged(contents[model.path], "\"m1\"")});
+  OneRangeAtATimeCdn cdn(transport, 403);
+
+  const FetchResults results = fetch(cdn, fetch_settings(4, 64 * kKiB));
+
+  ASSERT_FALSE(results.errors[0].has_value()) << results.errors[0]->what();
+  EXPECT_EQ(blob(model), contents[model.path]);
+  EXPECT_GE(cdn.refused(), 1);
+  EXPECT_GE(transport.requests_to(resolve(model)).size(), 2U) << "a refused signed URL is asked for again";
+  for (const RecordedRequest& request : transport.requests_to(kCdn)) EXPECT_FALSE(request.bearer);
 }
 
 TEST_F(FetchFilesTest, AFileThatChangesBetweenRangesStartsOverAndCompletes) {
