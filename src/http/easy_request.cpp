@@ -188,6 +188,11 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
 
   if (pending_error_) std::rethrow_exception(pending_error_);
 
+  read_outcome(code, response);
+  return response;
+}
+
+void EasyRequest::read_outcome(CURLcode code, HttpResponse& response) {
   curl_easy_getinfo(handle_.get(), CURLINFO_RESPONSE_CODE, &response.status);
   if (response.status >= 300 && response.status < 400) {
     char* location = nullptr;
@@ -224,7 +229,6 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
       connect_status >= 300) {
     response.failure_message = fmt::format("the proxy refused the tunnel (CONNECT answered HTTP {})", connect_status);
   }
-  return response;
 }
 
 std::size_t EasyRequest::on_header(char* data, std::size_t size, std::size_t count, void* self) noexcept {

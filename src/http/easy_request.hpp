@@ -41,6 +41,8 @@ class EasyRequest final : public Transport {
   static int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) noexcept;
 
   void configure_defaults();
+  // After curl_easy_perform: the status, the redirect target, and what failed (in words fit for a message).
+  void read_outcome(CURLcode code, HttpResponse& response);
   static const char* proxy_from_upper_case_variable(const std::string& url);
   void set_long(CURLoption option, long value);
   void set_offset(CURLoption option, curl_off_t value);

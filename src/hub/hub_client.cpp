@@ -11,6 +11,7 @@
 
 #include "hfget/error.hpp"
 #include "http/link_header.hpp"
+#include "http/redirect_follower.hpp"
 #include "http/retrier.hpp"
 #include "http/url.hpp"
 #include "hub/hub_errors.hpp"
@@ -73,29 +74,31 @@ HubClient::HubClient(HubConnection settings, http::Transport& transport, std::st
     : settings_(std::move(settings)), stop_(std::move(stop)), transport_(transport) {}
 
 HubClient::JsonAnswer HubClient::get_following_redirects(const std::string& first_url) {
-  std::string url = first_url;
-  for (int hop = 0; hop <= kMaxRedirects; ++hop) {
-    http::StringSink sink(kMaxJsonBytes);
-    http::RequestSpec spec;
-    spec.url = url;
-    spec.extra_headers.emplace_back("Accept: application/json");
-    if (http::same_origin(url, settings_.endpoint)) spec.bearer_token = &settings_.token;
-    http::HttpResponse response = transport_.get(spec, sink, stop_);
-    spdlog::debug("GET {} -> HTTP {} {}", url, response.status, response.failure_message);
-    if (sink.overflowed()) {
-      throw Error(ErrorCode::kNetwork,
-                  fmt::format("the Hub's answer to {} is larger than {} bytes", url, kMaxJsonBytes));
+  // Only a 2xx body reaches the sink, so one sink serves the whole chain.
+  http::StringSink sink(kMaxJsonBytes);
+  http::RequestSpec spec;
+  spec.url = first_url;
+  spec.extra_headers.emplace_back("Accept: application/json");
+  struct LogEachHop final : http::HopObserver {
+    void after_answer(const http::RequestSpec& sent, bool /*to_the_endpoint*/,
+                      const http::HttpResponse& response) override {
+      spdlog::debug("GET {} -> HTTP {} {}", sent.url, response.status, response.failure_message);
     }
-    const bool is_redirect = response.failure == http::TransportFailure::kNone && response.status >= 300 &&
-                             response.status < 400 && !response.redirect_url.empty();
-    if (!is_redirect) return JsonAnswer{std::move(response), sink.text(), url};
-    const std::optional<http::UrlParts> target = http::parse_url(response.redirect_url);
-    if (!target || (target->scheme != "http" && target->scheme != "https")) {
-      throw Error(ErrorCode::kNetwork, "the Hub redirected " + url + " to an unsupported URL");
-    }
-    url = response.redirect_url;
+  } log_each_hop;
+  http::RedirectFollower follower(transport_, settings_.endpoint, &settings_.token, kMaxRedirects);
+  http::FollowedAnswer followed = follower.get(std::move(spec), sink, stop_, log_each_hop);
+  if (sink.overflowed()) {
+    throw Error(ErrorCode::kNetwork,
+                fmt::format("the Hub's answer to {} is larger than {} bytes", followed.url, kMaxJsonBytes));
   }
-  throw Error(ErrorCode::kNetwork, "too many redirects from " + first_url);
+  switch (followed.outcome) {
+    case http::RedirectOutcome::kAnswered: break;
+    case http::RedirectOutcome::kTooManyRedirects:
+      throw Error(ErrorCode::kNetwork, "too many redirects from " + first_url);
+    case http::RedirectOutcome::kBadScheme:
+      throw Error(ErrorCode::kNetwork, "the Hub redirected " + followed.url + " to an unsupported URL");
+  }
+  return JsonAnswer{std::move(followed.response), sink.text(), followed.url};
 }
 
 std::string HubClient::endpoint_note() const {

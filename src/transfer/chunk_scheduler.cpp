@@ -5,50 +5,65 @@
 
 namespace hfget::transfer {
 
-ChunkScheduler::ChunkScheduler(std::vector<std::unique_ptr<FileJob>> jobs, ChunkPlan plan, std::stop_token stop)
-    : plan_(plan), stop_(std::move(stop)) {
-  files_.reserve(jobs.size());
-  for (std::unique_ptr<FileJob>& job : jobs) {
+ChunkScheduler::ChunkScheduler(std::vector<ScheduledFile> files, ChunkPlan plan, PublishStep publish,
+                               std::stop_token stop)
+    : plan_(plan), publish_(std::move(publish)), stop_(std::move(stop)) {
+  files_.reserve(files.size());
+  for (ScheduledFile& scheduled : files) {
     FileState file;
-    file.job = std::move(job);
+    file.file = std::move(scheduled.file);
+    file.source = std::move(scheduled.source);
     files_.push_back(std::move(file));
   }
 }
 
-RangeTask* ChunkScheduler::next() {
+RangeTask* ChunkScheduler::next(std::size_t connection) {
   std::unique_lock lock(mutex_);
   while (!stop_.stop_requested()) {
-    apply_refusals();
-    // 1. A queued chunk of an open file that no connection is working on. One connection per file keeps the
-    //    file's bytes arriving in order: they are hashed straight from the write buffer (no read-back), and
-    //    connections do not queue on one file's inode lock.
-    if (RangeTask* task = take_queued(/*only_idle_files=*/true)) return task;
-    // 2. Open the next file.
-    if (next_to_open_ < files_.size() && open_files_.size() < plan_.max_active_files) {
-      open_file(lock, files_[next_to_open_++]);
-      continue;
+    if (connection < connections_) {
+      apply_refusals();
+      // 1. A queued chunk of an open file that no connection is working on. One connection per file keeps
+      //    the file's bytes arriving in order: they are hashed straight from the write buffer (no read-back),
+      //    and connections do not queue on one file's inode lock.
+      if (RangeTask* task = take_queued(/*only_idle_files=*/true)) return task;
+      // 2. Open the next file.
+      if (next_to_open_ < files_.size() && open_files_.size() < plan_.max_active_files) {
+        open_file(lock, files_[next_to_open_++]);
+        continue;
+      }
+      // 3. More connections than open files: a queued chunk of the open file with the fewest connections.
+      if (RangeTask* task = take_queued(/*only_idle_files=*/false)) return task;
+      // 4. Nothing queued: help with the largest range still in flight.
+      if (RangeTask* task = split_tail()) return task;
     }
-    // 3. More connections than open files: a queued chunk of the open file with the fewest connections.
-    if (RangeTask* task = take_queued(/*only_idle_files=*/false)) return task;
-    // 4. Nothing queued: help with the largest range still in flight.
-    if (RangeTask* task = split_tail()) return task;
     if (all_done()) return nullptr;
-    // Woken by a task's end, a file opening or finishing, or the stop request.
+    // Woken by a task's end, a file opening or finishing, a new connection count, or the stop request.
     const std::uint64_t seen = generation_;
     wake_.wait(lock, stop_, [this, seen] { return generation_ != seen; });
   }
   return nullptr;
 }
 
+void ChunkScheduler::set_connections(std::size_t count) {
+  {
+    const std::lock_guard lock(mutex_);
+    connections_ = count;
+    ++generation_;
+  }
+  wake_.notify_all();
+}
+
+std::size_t ChunkScheduler::connections() const {
+  const std::lock_guard lock(mutex_);
+  return connections_;
+}
+
 void ChunkScheduler::apply_refusals() {
-  // A CDN that refused extra connections to a file (403/429 on parallel ranges) gets fewer from now on: as
-  // many as it was serving when it refused, less one per refusal, at least one.
+  // A source that saw refused connections to a file (a CDN's 403/429 on parallel ranges) reported them to
+  // the file's budget; it gets fewer connections from now on (ConnectionBudget::apply_refusals).
   for (const std::size_t index : open_files_) {
     FileState& file = files_[index];
-    if (file.phase != FileState::Phase::kActive) continue;
-    if (const int refusals = file.job->take_refusals(); refusals > 0) {
-      file.job->set_connection_limit(std::max(1, std::min(file.job->connection_limit(), file.in_flight) - refusals));
-    }
+    if (file.phase == FileState::Phase::kActive) file.budget->apply_refusals(file.in_flight);
   }
 }
 
@@ -57,7 +72,7 @@ RangeTask* ChunkScheduler::take_queued(bool only_idle_files) {
   for (const std::size_t index : open_files_) {
     FileState& file = files_[index];
     if (file.phase != FileState::Phase::kActive || file.queued.empty()) continue;
-    if (file.in_flight >= file.job->connection_limit() || (only_idle_files && file.in_flight > 0)) continue;
+    if (file.in_flight >= file.budget->limit() || (only_idle_files && file.in_flight > 0)) continue;
     if (chosen == nullptr || file.in_flight < chosen->in_flight) chosen = &file;
   }
   if (chosen == nullptr) return nullptr;
@@ -73,7 +88,9 @@ RangeTask* ChunkScheduler::take_queued(bool only_idle_files) {
 
 RangeTask* ChunkScheduler::start_task(FileState& file, store::ByteRange range) {
   RangeTask& task = tasks_.emplace_back();
-  task.job = file.job.get();
+  task.file = file.file.get();
+  task.source = file.source.get();
+  task.budget = file.budget.get();
   task.file_index = static_cast<std::size_t>(&file - files_.data());
   task.begin = range.begin;
   task.position = range.begin;
@@ -87,7 +104,7 @@ RangeTask* ChunkScheduler::split_tail() {
   std::uint64_t largest_remaining = 0;
   for (RangeTask& task : tasks_) {
     const FileState& file = files_[task.file_index];
-    if (task.cancelled || file.phase != FileState::Phase::kActive || file.in_flight >= task.job->connection_limit()) {
+    if (task.cancelled || file.phase != FileState::Phase::kActive || file.in_flight >= file.budget->limit()) {
       continue;
     }
     const std::uint64_t position = task.position;
@@ -106,12 +123,12 @@ RangeTask* ChunkScheduler::split_tail() {
 }
 
 void ChunkScheduler::queue_missing(FileState& file) {
-  const std::uint64_t size = file.job->file().size;
+  const std::uint64_t size = file.file->remote().size;
   if (size == 0) {
     file.queued.push_back({0, 0});  // one request all the same: access must be granted
     return;
   }
-  for (const store::ByteRange& gap : file.job->missing_ranges()) {
+  for (const store::ByteRange& gap : file.file->missing_ranges()) {
     if (gap.begin < gap.end) file.queued.push_back(gap);
   }
 }
@@ -123,7 +140,7 @@ void ChunkScheduler::open_file(std::unique_lock<std::mutex>& lock, FileState& fi
   std::optional<Error> error;
   bool needs_bytes = false;
   try {
-    needs_bytes = file.job->activate(stop_);
+    needs_bytes = file.file->activate(stop_);
   } catch (const Error& failure) {
     error = failure;
   }
@@ -146,20 +163,15 @@ void ChunkScheduler::finish_file(std::unique_lock<std::mutex>& lock, FileState& 
   file.phase = FileState::Phase::kFinishing;
   lock.unlock();
   std::optional<Error> error;
-  std::optional<FileJob::Outcome> outcome;
-  try {
-    outcome = file.job->finish(stop_);
-  } catch (const Error& failure) {
-    error = failure;
-  }
+  const bool again = verify_and_publish(file, error);
   lock.lock();
-  if (outcome == FileJob::Outcome::kStartOver) {
+  if (again) {
     file.phase = FileState::Phase::kActive;
     queue_missing(file);
   } else {
     if (error) {
       file.error = error;
-      file.job->abandon();
+      file.file->abandon();
     }
     file.fetched = !error;
     close_file(file);
@@ -168,20 +180,29 @@ void ChunkScheduler::finish_file(std::unique_lock<std::mutex>& lock, FileState& 
   wake_.notify_all();
 }
 
+bool ChunkScheduler::verify_and_publish(FileState& file, std::optional<Error>& error) {
+  try {
+    if (file.file->verify(stop_) == IncomingFile::Verdict::kStartOver) return true;
+    file.file->publish(publish_);
+  } catch (const Error& failure) {
+    error = failure;
+  }
+  return false;
+}
+
 void ChunkScheduler::start_over(std::unique_lock<std::mutex>& lock, FileState& file) {
   file.phase = FileState::Phase::kFinishing;  // no connection takes a range of it meanwhile
   lock.unlock();
   std::optional<Error> error;
   try {
-    file.job->start_over_after_change();
+    file.file->start_over_after_change();
   } catch (const Error& failure) {
     error = failure;
   }
   lock.lock();
   if (error) {
     file.error = error;
-    file.job->abandon();
-    close_file(file);
+    fail_file(file);
   } else {
     file.phase = FileState::Phase::kActive;
     queue_missing(file);
@@ -190,47 +211,57 @@ void ChunkScheduler::start_over(std::unique_lock<std::mutex>& lock, FileState& f
 
 void ChunkScheduler::done(RangeTask* task, const std::optional<Error>& error) {
   FileState& file = files_[task->file_index];
-  // What arrived is recorded even when the range failed: a resume must not fetch it again.
   std::optional<Error> failure = error;
-  if (task->position > task->begin) {
-    try {
-      file.job->complete_range({task->begin, task->position});
-    } catch (const Error& journal_error) {
-      if (!failure) failure = journal_error;
-    }
-  }
+  record_arrived(*task, failure);
   std::unique_lock lock(mutex_);
   --file.in_flight;
   tasks_.remove_if([task](const RangeTask& candidate) { return &candidate == task; });
-  const bool changed = !file.error && file.job->restart_requested();
+  const bool changed = !file.error && file.file->restart_requested();
   if ((failure && !file.error) || changed) {
     if (!changed) file.error = failure;
     file.queued.clear();
     for (RangeTask& other : tasks_) {
-      if (other.job == file.job.get()) other.cancelled = true;
+      if (other.file == file.file.get()) other.cancelled = true;
     }
   }
-  if (file.in_flight == 0 && file.phase == FileState::Phase::kActive) {
-    if (file.error) {
-      file.job->abandon();
-      close_file(file);
-    } else if (changed) {
-      start_over(lock, file);
-    } else if (file.queued.empty()) {
-      const std::vector<store::ByteRange> missing = file.job->missing_ranges();
-      if (missing.empty() || file.job->file().size == 0) {
-        finish_file(lock, file);
-      } else {
-        queue_missing(file);  // a range ended short without an error (cancelled split): fetch what is left
-      }
-    }
-  }
+  if (file.in_flight == 0 && file.phase == FileState::Phase::kActive) last_range_ended(lock, file, changed);
   ++generation_;
   wake_.notify_all();
 }
 
+void ChunkScheduler::record_arrived(const RangeTask& task, std::optional<Error>& failure) {
+  // What arrived is recorded even when the range failed: a resume must not fetch it again.
+  if (task.position <= task.begin) return;
+  try {
+    task.file->complete_range({task.begin, task.position});
+  } catch (const Error& journal_error) {
+    if (!failure) failure = journal_error;
+  }
+}
+
+void ChunkScheduler::last_range_ended(std::unique_lock<std::mutex>& lock, FileState& file, bool changed) {
+  if (file.error) {
+    fail_file(file);
+  } else if (changed) {
+    start_over(lock, file);
+  } else if (file.queued.empty()) {
+    const std::vector<store::ByteRange> missing = file.file->missing_ranges();
+    if (missing.empty() || file.file->remote().size == 0) {
+      finish_file(lock, file);
+    } else {
+      queue_missing(file);  // a range ended short without an error (cancelled split): fetch what is left
+    }
+  }
+}
+
+void ChunkScheduler::fail_file(FileState& file) {
+  file.file->abandon();
+  close_file(file);
+}
+
 void ChunkScheduler::close_file(FileState& file) {
   file.phase = FileState::Phase::kDone;
+  file.source.reset();  // no range of it is in flight: what the source kept for it (a signed URL) is done with
   const auto index = static_cast<std::size_t>(&file - files_.data());
   open_files_.erase(std::find(open_files_.begin(), open_files_.end(), index));
 }
@@ -263,7 +294,7 @@ std::size_t ChunkScheduler::files_fetched() const {
 std::uint64_t ChunkScheduler::bytes_received() const {
   std::lock_guard lock(mutex_);
   std::uint64_t total = 0;
-  for (const FileState& file : files_) total += file.job->bytes_received();
+  for (const FileState& file : files_) total += file.file->bytes_received();
   return total;
 }
 

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "hfget/error.hpp"
-#include "transfer/file_job.hpp"
-#include "transfer/range_fetcher.hpp"
+#include "transfer/byte_source.hpp"
+#include "transfer/connection_budget.hpp"
+#include "transfer/incoming_file.hpp"
+#include "transfer/range_task.hpp"
 
 namespace hfget::transfer {
 
@@ -24,23 +26,39 @@ struct ChunkPlan {
   std::uint64_t min_split_bytes = 4 << 20;  // the tail is re-split while ranges this large remain
 };
 
-/// Hands ranges of files to connections. Files open in listing order, at most max_active_files at once;
-/// each file's missing ranges are cut into chunks and queued. A connection prefers a file of its own (its
-/// bytes then arrive in order), then opens the next file, then joins the open file with the fewest
-/// connections, so a big shard is fetched over every idle connection. When nothing is queued, an idle
+/// A file to fetch: where its bytes go, and the source's state for it (nullptr in tests that fetch by hand).
+struct ScheduledFile {
+  std::unique_ptr<IncomingFile> file;
+  std::unique_ptr<FileSource> source;
+};
+
+/// Hands (file, range) work to connections; knows nothing of HTTP or of the sources' internals. Files open in listing
+/// order, at most max_active_files at once; each file's missing ranges are cut into chunks and queued. A connection
+/// prefers a file of its own (its bytes then arrive in order), then opens the next file, then joins the open file with
+/// the fewest connections, so a big shard is fetched over every idle connection. When nothing is queued, an idle
 /// connection takes the second half of the largest range still in flight, so the last 1 % never crawls on
-/// one connection ("stuck at 99 %"). Thread-safe; one scheduler per download, shared by every connection
-/// thread.
+/// one connection ("stuck at 99 %"). A file whose every byte is in is verified and, when it matches,
+/// published at once through the publish step (crash safety: a finished file never waits for the others).
+/// How many connections take work is a value it is given and that may change while it runs
+/// (set_connections). Thread-safe; one scheduler per download, shared by every connection thread.
 class ChunkScheduler {
  public:
-  ChunkScheduler(std::vector<std::unique_ptr<FileJob>> jobs, ChunkPlan plan, std::stop_token stop);
+  ChunkScheduler(std::vector<ScheduledFile> files, ChunkPlan plan, PublishStep publish, std::stop_token stop);
 
-  /// The next range to fetch, or nullptr when every file is done or failed. May block while files are being
-  /// opened or finished by other connections. May open a file itself (its lock, its resumed hash).
-  RangeTask* next();
+  /// The next range for connection number `connection` (0-based) to fetch, or nullptr when every file is
+  /// done or failed. May block while files are being opened or finished by other connections, and while the
+  /// connection is beyond the current count (parked until the count is raised, or the download ends). May
+  /// open a file itself (its lock, its resumed hash).
+  RangeTask* next(std::size_t connection = 0);
   /// Reports a task's end: success (the range is written) or the error that ended it. Finishing a file
-  /// (hash check, publish) happens here, on the reporting connection.
+  /// (verify, then publish) happens here, on the reporting connection.
   void done(RangeTask* task, const std::optional<Error>& error);
+
+  /// How many connections take work from now on: connections numbered `count` and above park once their
+  /// range is done; a raised count wakes the parked ones (the caller starts threads for numbers never seen).
+  /// Unlimited until called.
+  void set_connections(std::size_t count);
+  std::size_t connections() const;
 
   /// The error each file ended with (nullopt: fetched or already complete), in the order of the jobs.
   std::vector<std::optional<Error>> errors() const;
@@ -51,7 +69,9 @@ class ChunkScheduler {
 
  private:
   struct FileState {
-    std::unique_ptr<FileJob> job;
+    std::unique_ptr<IncomingFile> file;
+    std::unique_ptr<FileSource> source;
+    std::unique_ptr<ConnectionBudget> budget = std::make_unique<ConnectionBudget>();  // the source reports to it
     enum class Phase { kWaiting, kOpening, kActive, kFinishing, kDone } phase = Phase::kWaiting;
     std::deque<store::ByteRange> queued;  // missing ranges, cut into chunks when taken (take_queued)
     int in_flight = 0;
@@ -65,12 +85,19 @@ class ChunkScheduler {
   RangeTask* split_tail();                                         // requires mutex_
   void queue_missing(FileState& file);                             // requires mutex_
   void open_file(std::unique_lock<std::mutex>& lock, FileState& file);
+  void record_arrived(const RangeTask& task, std::optional<Error>& failure);
+  // The file's last range in flight ended (`changed`: the file changed on the server meanwhile).
+  void last_range_ended(std::unique_lock<std::mutex>& lock, FileState& file, bool changed);
   void finish_file(std::unique_lock<std::mutex>& lock, FileState& file);
+  // Outside the lock: verify, then publish or discard; true when the file starts over (another download).
+  bool verify_and_publish(FileState& file, std::optional<Error>& error);
   void start_over(std::unique_lock<std::mutex>& lock, FileState& file);  // the file changed on the server
   void close_file(FileState& file);                                      // requires mutex_; the file is done
-  bool all_done() const;                                                 // requires mutex_
+  void fail_file(FileState& file);  // requires mutex_; file.error is set: keeps what arrived, closes it
+  bool all_done() const;            // requires mutex_
 
   ChunkPlan plan_;
+  PublishStep publish_;
   std::stop_token stop_;
   mutable std::mutex mutex_;
   std::condition_variable_any wake_;
@@ -78,6 +105,7 @@ class ChunkScheduler {
   std::list<RangeTask> tasks_;    // in flight; stable addresses
   std::uint64_t generation_ = 0;  // bumped (and wake_ notified) whenever a waiting connection may find work
   std::size_t next_to_open_ = 0;
+  std::size_t connections_ = static_cast<std::size_t>(-1);  // connections that take work (set_connections)
   // The files opened and not done yet, in the order they were opened: at most plan_.max_active_files, so
   // that choosing the next range costs the same for a 100,000-file dataset as for a 10-file model.
   std::vector<std::size_t> open_files_;

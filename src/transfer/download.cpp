@@ -25,6 +25,7 @@
 #include "transfer/fetch_all.hpp"
 #include "transfer/listing.hpp"
 #include "transfer/offline_snapshot.hpp"
+#include "transfer/publish.hpp"
 #include "util/byte_size.hpp"
 #include "verify/file_hashing.hpp"
 #include "verify/snapshot_checks.hpp"
@@ -375,8 +376,11 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   prepare_target(listed, report, *layout, options);
   progress.on_plan(summary);
 
+  // fetch → verify → publish, file by file: fetch_all fetches each file's ranges, IncomingFile::verify checks
+  // its hash as the last byte arrives, and the publish step (publish_into the layout) makes it visible at once.
+  const transfer::PublishStep publish = transfer::publish_into(*layout);
   const transfer::FetchResults fetched = transfer::fetch_all(report.files, options, listed.snapshot.commit,
-                                                             report.bytes_to_fetch, *layout, progress, stop);
+                                                             report.bytes_to_fetch, *layout, publish, progress, stop);
   take_fetch_results(fetched, report, started);
   verify_download(listed, *layout, options, report, started, stop);
   return report;

@@ -5,30 +5,111 @@
 
 #include <algorithm>
 #include <mutex>
-#include <thread>
 
-#include "transfer/chunk_scheduler.hpp"
+#include "transfer/bridge_source.hpp"
 #include "transfer/chunk_size.hpp"
 #include "transfer/download_steps.hpp"
-#include "transfer/file_job.hpp"
-#include "transfer/hub_quota.hpp"
-#include "transfer/range_fetcher.hpp"
 
 namespace hfget::transfer {
+namespace {
 
-FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
-                       std::uint64_t bytes_to_fetch, store::Layout& layout, ProgressSink& progress,
-                       std::stop_token outer_stop) {
-  std::vector<std::size_t> todo;
-  std::vector<std::unique_ptr<transfer::FileJob>> jobs;
+// The whole download stops at once for a full disk, or for an error that is not a file's own.
+class StopAll {
+ public:
+  explicit StopAll(std::stop_source& stop) : stop_(stop) {}
+  void because(const Error& cause) {
+    const std::lock_guard guard(mutex_);
+    if (!cause_) cause_ = cause;
+    stop_.request_stop();
+  }
+  std::optional<Error> cause() const {
+    const std::lock_guard guard(mutex_);
+    return cause_;
+  }
+
+ private:
+  std::stop_source& stop_;
+  mutable std::mutex mutex_;
+  std::optional<Error> cause_;
+};
+
+// Fetches one task on `connection`; returns the error that ended it, naming the repo file (not only the
+// partial file or blob underneath it).
+std::optional<Error> fetch_one(SourceConnection& connection, RangeTask& task, StopAll& stop_all) {
+  const std::string& path = task.file->remote().path;
+  try {
+    connection.fetch(task);
+  } catch (const Error& error) {
+    const std::string what = error.what();
+    Error failure = what.rfind(path + ":", 0) == 0 || error.code() == ErrorCode::kInterrupted
+                        ? error
+                        : Error(error.code(), path + ": " + what, path);
+    if (error.code() == ErrorCode::kDiskFull) stop_all.because(failure);
+    return failure;
+  } catch (const std::exception& error) {
+    return Error(ErrorCode::kInternal, fmt::format("{}: {}", path, error.what()), path);
+  }
+  return std::nullopt;
+}
+
+// Nothing may leave a thread (std::terminate: no error line, no state record): what escapes the per-range
+// handling (memory exhausted while opening a file, say) stops the whole download with that cause.
+void serve(ByteSource& source, ChunkScheduler& scheduler, std::size_t number, const std::stop_token& stop,
+           StopAll& stop_all) {
+  try {
+    const std::unique_ptr<SourceConnection> connection = source.open_connection(stop);
+    while (RangeTask* task = scheduler.next(number)) scheduler.done(task, fetch_one(*connection, *task, stop_all));
+  } catch (const Error& error) {
+    stop_all.because(error);
+  } catch (const std::exception& error) {
+    stop_all.because(Error(ErrorCode::kInternal, fmt::format("a download connection failed: {}", error.what())));
+  }
+}
+
+// The files still to fetch (their indexes in the plan), each with its incoming file and source state.
+std::vector<ScheduledFile> files_to_fetch(const std::vector<PlannedFile>& plan, const FetchSettings& settings,
+                                          ByteSource& source, store::Layout& layout, ProgressSink& progress,
+                                          std::vector<std::size_t>& todo) {
+  std::vector<ScheduledFile> files;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     if (plan[i].complete) continue;
     todo.push_back(i);
-    jobs.push_back(
-        std::make_unique<transfer::FileJob>(plan[i].file, layout, progress,
-                                            FileJobSettings{plan[i].replace || options.force_download,
-                                                            options.hub.max_attempts, options.hub.retry_base_delay}));
+    IncomingFileSettings file_settings = settings.file;
+    file_settings.replace_existing = plan[i].replace || settings.force_download;
+    files.push_back({std::make_unique<IncomingFile>(plan[i].file, layout, progress, file_settings),
+                     source.open_file(plan[i].file)});
   }
+  return files;
+}
+
+// What a stopped download says of the files it cut short. Stopped by a signal: files never started carry
+// no error of their own, the run was interrupted. Stopped because the disk filled: what the stop cut short
+// failed for that reason, not a signal. Stopped by an error that is not a file's own (memory, say): every
+// file it cut short fails with it. A file published before the stop is done, whatever stopped the others.
+void blame_the_stop(const std::vector<PlannedFile>& plan, const std::vector<std::size_t>& todo,
+                    const std::vector<bool>& fetched, bool by_signal, FetchResults& results) {
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    if (fetched[k]) continue;
+    const std::size_t index = todo[k];
+    std::optional<Error>& error = results.errors[index];
+    const std::string& path = plan[index].file.path;
+    if (by_signal && !error) error = Error(ErrorCode::kInterrupted, "interrupted");
+    if (!by_signal && (!error || error->code() == ErrorCode::kInterrupted)) {
+      const bool disk_full = !results.stop_cause || results.stop_cause->code() == ErrorCode::kDiskFull;
+      error = disk_full ? Error(ErrorCode::kDiskFull, path + ": not downloaded: the disk is full", path)
+                        : Error(results.stop_cause->code(),
+                                fmt::format("{}: not downloaded: {}", path, results.stop_cause->what()), path);
+    }
+  }
+}
+
+}  // namespace
+
+FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettings& settings, ByteSource& source,
+                         store::Layout& layout, const PublishStep& publish, ProgressSink& progress,
+                         std::stop_token outer_stop) {
+  std::vector<std::size_t> todo;
+  std::vector<ScheduledFile> files = files_to_fetch(plan, settings, source, layout, progress, todo);
   FetchResults results;
   results.errors.resize(plan.size());
   if (todo.empty()) return results;
@@ -36,92 +117,48 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   // Disk full stops every connection at once; SIGINT arrives through outer_stop.
   std::stop_source stop;
   const std::stop_callback forward(outer_stop, [&] { stop.request_stop(); });
-  const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);
-  // A split costs what the server already sent past the middle (up to a socket buffer, MBs on a fast
-  // link): only ranges with at least half a chunk (and 4 MiB) left are worth splitting.
-  transfer::ChunkScheduler scheduler(
-      std::move(jobs),
-      {static_cast<std::size_t>(options.max_workers), chunk_bytes, std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)},
-      stop.get_token());
-  transfer::HubQuota hub_quota;
-  const transfer::FetchSettings settings{
-      options.hub.endpoint,         &options.hub.token,         options.repo, commit, options.hub.max_attempts,
-      options.hub.retry_base_delay, options.hub.retry_max_time, &hub_quota};
-  std::mutex stop_cause_mutex;
-  const auto stop_everything = [&](const Error& cause) {
-    const std::lock_guard guard(stop_cause_mutex);
-    if (!results.stop_cause) results.stop_cause = cause;
-    stop.request_stop();
-  };
-  const auto serve_ranges = [&] {
-    transfer::RangeFetcher fetcher(settings, progress, transport_settings(options), stop.get_token());
-    while (transfer::RangeTask* task = scheduler.next()) {
-      std::optional<Error> failure;
-      try {
-        fetcher.fetch(*task);
-      } catch (const Error& error) {
-        // Name the repo file, not only the partial file or blob underneath it.
-        const std::string& path = task->job->file().path;
-        const std::string what = error.what();
-        failure = what.rfind(path + ":", 0) == 0 || error.code() == ErrorCode::kInterrupted
-                      ? error
-                      : Error(error.code(), path + ": " + what, path);
-        if (error.code() == ErrorCode::kDiskFull) stop_everything(*failure);
-      } catch (const std::exception& error) {
-        failure = Error(ErrorCode::kInternal, fmt::format("{}: {}", task->job->file().path, error.what()),
-                        task->job->file().path);
-      }
-      scheduler.done(task, failure);
-    }
-  };
-  // Nothing may leave a thread (std::terminate: no error line, no state record): what escapes the per-range
-  // handling above (memory exhausted while opening a file, say) stops the whole download with that cause.
-  const auto connection = [&] {
-    try {
-      serve_ranges();
-    } catch (const Error& error) {
-      stop_everything(error);
-    } catch (const std::exception& error) {
-      stop_everything(Error(ErrorCode::kInternal, fmt::format("a download connection failed: {}", error.what())));
-    }
-  };
+  StopAll stop_all(stop);
+  ChunkScheduler scheduler(std::move(files), settings.chunks, publish, stop.get_token());
   {
-    const auto count = static_cast<std::size_t>(options.connections);
-    std::vector<std::jthread> connections;
-    connections.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) connections.emplace_back(connection);
-    for (std::jthread& thread : connections) thread.join();
+    ConnectionPool pool(scheduler,
+                        [&](std::size_t number) { serve(source, scheduler, number, stop.get_token(), stop_all); });
+    pool.set_connections(settings.connections);
+    if (settings.on_started) settings.on_started(pool);
+    pool.join();
   }
+  results.stop_cause = stop_all.cause();
   const std::vector<std::optional<Error>> errors = scheduler.errors();
-  const std::vector<bool> fetched = scheduler.fetched();
   for (std::size_t k = 0; k < todo.size(); ++k) {
     results.errors[todo[k]] = errors[k];
-    if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted)
+    if (errors[k] && errors[k]->code() != ErrorCode::kInterrupted) {
       progress.on_file_failed(plan[todo[k]].file, *errors[k]);
+    }
   }
   if (stop.stop_requested()) {
-    // Stopped by a signal: files never started carry no error of their own, the run was interrupted.
-    // Stopped because the disk filled: what the stop cut short failed for that reason, not a signal.
-    // Stopped by an error that is not a file's own (memory, say): every file it cut short fails with it.
-    // A file published before the stop is done, whatever stopped the others.
-    const bool by_signal = outer_stop.stop_requested() && !results.stop_cause;
-    for (std::size_t k = 0; k < todo.size(); ++k) {
-      if (fetched[k]) continue;
-      const std::size_t index = todo[k];
-      std::optional<Error>& error = results.errors[index];
-      const std::string& path = plan[index].file.path;
-      if (by_signal && !error) error = Error(ErrorCode::kInterrupted, "interrupted");
-      if (!by_signal && (!error || error->code() == ErrorCode::kInterrupted)) {
-        const bool disk_full = !results.stop_cause || results.stop_cause->code() == ErrorCode::kDiskFull;
-        error = disk_full ? Error(ErrorCode::kDiskFull, path + ": not downloaded: the disk is full", path)
-                          : Error(results.stop_cause->code(),
-                                  fmt::format("{}: not downloaded: {}", path, results.stop_cause->what()), path);
-      }
-    }
+    blame_the_stop(plan, todo, scheduler.fetched(), outer_stop.stop_requested() && !results.stop_cause, results);
   }
   results.bytes_received = scheduler.bytes_received();
   results.files_fetched = scheduler.files_fetched();
   return results;
+}
+
+FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
+                       std::uint64_t bytes_to_fetch, store::Layout& layout, const PublishStep& publish,
+                       ProgressSink& progress, std::stop_token outer_stop) {
+  const HubConnection& hub = options.hub;
+  const BridgeSettings bridge{hub.endpoint,     &hub.token,           options.repo,       commit,
+                              hub.max_attempts, hub.retry_base_delay, hub.retry_max_time, nullptr};
+  BridgeSource source(bridge, transport_settings(options), progress);
+  FetchSettings settings;
+  settings.connections = static_cast<std::size_t>(options.connections);
+  const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);
+  // A split costs what the server already sent past the middle (up to a socket buffer, MBs on a fast
+  // link): only ranges with at least half a chunk (and 4 MiB) left are worth splitting.
+  settings.chunks = {static_cast<std::size_t>(options.max_workers), chunk_bytes,
+                     std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)};
+  settings.force_download = options.force_download;
+  settings.file = IncomingFileSettings{false, hub.max_attempts, hub.retry_base_delay};
+  return fetch_files(plan, settings, source, layout, publish, progress, std::move(outer_stop));
 }
 
 }  // namespace hfget::transfer

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -10,6 +12,10 @@
 #include "hfget/download.hpp"
 #include "hfget/error.hpp"
 #include "store/layout.hpp"
+#include "transfer/byte_source.hpp"
+#include "transfer/chunk_scheduler.hpp"
+#include "transfer/connection_pool.hpp"
+#include "transfer/incoming_file.hpp"
 
 namespace hfget::transfer {
 
@@ -20,10 +26,29 @@ struct FetchResults {
   std::size_t files_fetched = 0;
 };
 
-/// Fetches every incomplete file of the plan over options.connections threads, each owning one HTTP
-/// connection; the only shared state is the chunk scheduler and the stop source.
+/// How the engine fetches, whatever the source.
+struct FetchSettings {
+  std::size_t connections = 16;  // to start with: ConnectionPool::set_connections changes it while it runs
+  ChunkPlan chunks;
+  bool force_download = false;  // every planned file replaces the copy on disk
+  IncomingFileSettings file;    // replace_existing is set per file from the plan and force_download
+  /// Called once the connections are started, with the handle that changes their count while the download
+  /// runs (the connection controller's hook); the pool is gone when fetch_files returns.
+  std::function<void(ConnectionPool&)> on_started;
+};
+
+/// The fetch stage: fetches every incomplete file of the plan from `source` over settings.connections
+/// threads, each owning one connection of the source; the only shared state is the chunk scheduler and the
+/// stop source. Each file is verified as its last byte arrives and, when it matches, published at once
+/// through `publish`.
+FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettings& settings, ByteSource& source,
+                         store::Layout& layout, const PublishStep& publish, ProgressSink& progress,
+                         std::stop_token outer_stop);
+
+/// fetch_files from the Hub's LFS bridge, with the settings `options` give (read here and nowhere else of
+/// the engine).
 FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
-                       std::uint64_t bytes_to_fetch, store::Layout& layout, ProgressSink& progress,
-                       std::stop_token outer_stop);
+                       std::uint64_t bytes_to_fetch, store::Layout& layout, const PublishStep& publish,
+                       ProgressSink& progress, std::stop_token outer_stop);
 
 }  // namespace hfget::transfer

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "crypto/digest.hpp"
@@ -46,8 +49,14 @@ struct Fixture {
     return file;
   }
 
-  std::unique_ptr<FileJob> job(const RemoteFile& file, FileJobSettings settings = {}) {
-    return std::make_unique<FileJob>(file, *layout, progress, settings);
+  // No byte source: the test fetches by hand.
+  ScheduledFile job(const RemoteFile& file, IncomingFileSettings settings = {}) {
+    return {std::make_unique<IncomingFile>(file, *layout, progress, settings), nullptr};
+  }
+
+  // The publish stage into whatever layout the current run has.
+  PublishStep publish() {
+    return [this](const RemoteFile& file, store::PartialFile&& bytes) { layout->publish(file, std::move(bytes)); };
   }
 
   // A later run is another process, with a layout of its own (which lists the folders afresh).
@@ -55,20 +64,20 @@ struct Fixture {
 
   // Stands in for RangeFetcher::fetch: the right bytes for the task's range.
   void fetch(RangeTask& task) {
-    const std::string& content = contents.at(task.job->file().path);
+    const std::string& content = contents.at(task.file->remote().path);
     const std::uint64_t end = task.end;
     const std::uint64_t begin = task.position;
-    task.job->store(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
+    task.file->store(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
     task.position = end;
   }
 
   // Stands in for a fetch whose bytes were corrupted on the way: the byte at `flipped` arrives inverted.
   void fetch_flipped(RangeTask& task, std::uint64_t flipped) {
-    std::string content = contents.at(task.job->file().path);
+    std::string content = contents.at(task.file->remote().path);
     if (flipped >= task.position && flipped < task.end) content[flipped] = static_cast<char>(~content[flipped]);
     const std::uint64_t end = task.end;
     const std::uint64_t begin = task.position;
-    task.job->store(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
+    task.file->store(begin, std::as_bytes(std::span(content.data() + begin, end - begin)));
     task.position = end;
   }
 
@@ -94,9 +103,9 @@ struct Fixture {
 TEST(ChunkScheduler, CutsALargeFileIntoChunksAndPublishesItWhole) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 10 * kMiB + 123);
-  std::vector<std::unique_ptr<FileJob>> jobs;
+  std::vector<ScheduledFile> jobs;
   jobs.push_back(f.job(file));
-  ChunkScheduler scheduler(std::move(jobs), {8, 3 * kMiB, kMiB}, {});
+  ChunkScheduler scheduler(std::move(jobs), {8, 3 * kMiB, kMiB}, f.publish(), {});
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   while (RangeTask* task = scheduler.next()) {
     ranges.emplace_back(task->begin, task->end.load());
@@ -115,20 +124,20 @@ TEST(ChunkScheduler, GivesEachConnectionAFileOfItsOwnBeforeTwoShareOne) {
   Fixture f;
   const RemoteFile a = f.add_file("a.safetensors", 3 * kMiB);
   const RemoteFile b = f.add_file("bb.safetensors", 3 * kMiB);  // another length: other bytes, another blob
-  std::vector<std::unique_ptr<FileJob>> jobs;
+  std::vector<ScheduledFile> jobs;
   jobs.push_back(f.job(a));
   jobs.push_back(f.job(b));
-  ChunkScheduler scheduler(std::move(jobs), {2, kMiB, kMiB}, {});
+  ChunkScheduler scheduler(std::move(jobs), {2, kMiB, kMiB}, f.publish(), {});
   RangeTask* first = scheduler.next();
   RangeTask* second = scheduler.next();
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
-  EXPECT_EQ(first->job->file().path, a.path);
-  EXPECT_EQ(second->job->file().path, b.path) << "the second connection opens a file of its own";
+  EXPECT_EQ(first->file->remote().path, a.path);
+  EXPECT_EQ(second->file->remote().path, b.path) << "the second connection opens a file of its own";
   // More connections than open files: the extra one joins the first of those with the fewest connections.
   RangeTask* third = scheduler.next();
   ASSERT_NE(third, nullptr);
-  EXPECT_EQ(third->job->file().path, a.path);
+  EXPECT_EQ(third->file->remote().path, a.path);
   EXPECT_EQ(third->begin, kMiB);
   // A connection done with its chunk takes the next chunk of the file nobody works on: its own. The file's
   // bytes arrive in order.
@@ -136,7 +145,7 @@ TEST(ChunkScheduler, GivesEachConnectionAFileOfItsOwnBeforeTwoShareOne) {
   scheduler.done(second, std::nullopt);
   RangeTask* next_of_b = scheduler.next();
   ASSERT_NE(next_of_b, nullptr);
-  EXPECT_EQ(next_of_b->job->file().path, b.path);
+  EXPECT_EQ(next_of_b->file->remote().path, b.path);
   EXPECT_EQ(next_of_b->begin, kMiB);
   for (RangeTask* task : {first, third, next_of_b}) {
     f.fetch(*task);
@@ -153,9 +162,9 @@ TEST(ChunkScheduler, GivesEachConnectionAFileOfItsOwnBeforeTwoShareOne) {
 TEST(ChunkScheduler, HandsTheSecondHalfOfTheLargestRangeToAnIdleConnection) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 8 * kMiB);
-  std::vector<std::unique_ptr<FileJob>> jobs;
+  std::vector<ScheduledFile> jobs;
   jobs.push_back(f.job(file));
-  ChunkScheduler scheduler(std::move(jobs), {8, 8 * kMiB, kMiB}, {});
+  ChunkScheduler scheduler(std::move(jobs), {8, 8 * kMiB, kMiB}, f.publish(), {});
   RangeTask* first = scheduler.next();
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->end.load(), 8 * kMiB);
@@ -172,12 +181,47 @@ TEST(ChunkScheduler, HandsTheSecondHalfOfTheLargestRangeToAnIdleConnection) {
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
+TEST(ChunkScheduler, ARefusedConnectionLowersTheFilesConnectionBudget) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, f.publish(), {});
+  RangeTask* first = scheduler.next();
+  RangeTask* second = scheduler.next();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  // The CDN refused the second connection: the source reports it to the file's budget, and the connection
+  // gives its range back untouched.
+  second->budget->note_refusal();
+  scheduler.done(second, std::nullopt);
+  // Two were serving when it refused: one may now. A third connection waits until the first is done.
+  std::atomic<bool> first_done{false};
+  std::future<RangeTask*> third = std::async(std::launch::async, [&] { return scheduler.next(1); });
+  EXPECT_EQ(third.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "a connection beyond the budget was handed a range";
+  f.fetch(*first);
+  first_done = true;
+  scheduler.done(first, std::nullopt);
+  ASSERT_EQ(third.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  RangeTask* task = third.get();
+  ASSERT_NE(task, nullptr);
+  EXPECT_TRUE(first_done.load());
+  EXPECT_EQ(task->budget->limit(), 1);
+  for (int tasks = 0; task != nullptr && tasks < 100; ++tasks) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+    task = scheduler.next();
+  }
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+}
+
 TEST(ChunkScheduler, AFailedRangeFailsItsFileAndCancelsItsOtherRanges) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);
-  std::vector<std::unique_ptr<FileJob>> jobs;
+  std::vector<ScheduledFile> jobs;
   jobs.push_back(f.job(file));
-  ChunkScheduler scheduler(std::move(jobs), {8, 2 * kMiB, kMiB}, {});
+  ChunkScheduler scheduler(std::move(jobs), {8, 2 * kMiB, kMiB}, f.publish(), {});
   RangeTask* a = scheduler.next();
   RangeTask* b = scheduler.next();
   ASSERT_NE(a, nullptr);
@@ -194,9 +238,9 @@ TEST(ChunkScheduler, AFailedRangeFailsItsFileAndCancelsItsOtherRanges) {
 TEST(ChunkScheduler, AnEmptyFileStillGetsOneRequest) {
   Fixture f;
   const RemoteFile file = f.add_file("empty.txt", 0);
-  std::vector<std::unique_ptr<FileJob>> jobs;
+  std::vector<ScheduledFile> jobs;
   jobs.push_back(f.job(file));
-  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, {});
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, f.publish(), {});
   RangeTask* task = scheduler.next();
   ASSERT_NE(task, nullptr);
   EXPECT_EQ(task->begin, 0U);
@@ -210,9 +254,9 @@ TEST(ChunkScheduler, ResumesOnlyWhatAnEarlierRunDidNotRecord) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);
   {
-    std::vector<std::unique_ptr<FileJob>> jobs;
+    std::vector<ScheduledFile> jobs;
     jobs.push_back(f.job(file));
-    ChunkScheduler first_run(std::move(jobs), {8, kMiB, kMiB}, {});
+    ChunkScheduler first_run(std::move(jobs), {8, kMiB, kMiB}, f.publish(), {});
     RangeTask* task = first_run.next();
     f.fetch(*task);
     first_run.done(task, std::nullopt);
@@ -222,9 +266,9 @@ TEST(ChunkScheduler, ResumesOnlyWhatAnEarlierRunDidNotRecord) {
   }
   f.orphan_partials(file);
   f.start_new_run();
-  std::vector<std::unique_ptr<FileJob>> jobs;
+  std::vector<ScheduledFile> jobs;
   jobs.push_back(f.job(file));
-  ChunkScheduler second_run(std::move(jobs), {8, kMiB, kMiB}, {});
+  ChunkScheduler second_run(std::move(jobs), {8, kMiB, kMiB}, f.publish(), {});
   std::uint64_t fetched = 0;
   while (RangeTask* task = second_run.next()) {
     fetched += task->end - task->begin;
@@ -239,9 +283,9 @@ TEST(ChunkScheduler, ResumesOnlyWhatAnEarlierRunDidNotRecord) {
 // goes through here, and a new pass starts once the file was queued again from byte 0.
 std::optional<Error> download_with_flips(Fixture& f, const RemoteFile& file, const std::vector<std::uint64_t>& flipped,
                                          int max_passes, int& passes) {
-  std::vector<std::unique_ptr<FileJob>> jobs;
-  jobs.push_back(f.job(file, FileJobSettings{false, max_passes, std::chrono::milliseconds(0)}));
-  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, {});
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(file, IncomingFileSettings{false, max_passes, std::chrono::milliseconds(0)}));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, f.publish(), {});
   passes = 0;
   for (int tasks = 0; tasks < 1000; ++tasks) {  // bounded: a bug that loops fails the test instead of hanging it
     RangeTask* task = scheduler.next();
@@ -258,7 +302,7 @@ std::optional<Error> download_with_flips(Fixture& f, const RemoteFile& file, con
   return scheduler.errors()[0];
 }
 
-TEST(FileJobHashCheck, CorruptionThatDiffersEachTimeIsRetriedUntilTheBytesMatch) {
+TEST(IncomingFileHashCheck, CorruptionThatDiffersEachTimeIsRetriedUntilTheBytesMatch) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 3 * kMiB);
   int passes = 0;
@@ -269,7 +313,7 @@ TEST(FileJobHashCheck, CorruptionThatDiffersEachTimeIsRetriedUntilTheBytesMatch)
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
-TEST(FileJobHashCheck, TheSameWrongHashTwiceFailsAtOnceNamingBothHashes) {
+TEST(IncomingFileHashCheck, TheSameWrongHashTwiceFailsAtOnceNamingBothHashes) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 2 * kMiB);
   std::string corrupted = f.contents[file.path];
@@ -289,7 +333,7 @@ TEST(FileJobHashCheck, TheSameWrongHashTwiceFailsAtOnceNamingBothHashes) {
   EXPECT_TRUE(f.blob(file).empty()) << "nothing published";
 }
 
-TEST(FileJobHashCheck, CorruptionEveryTimeEndsAfterTheLastPass) {
+TEST(IncomingFileHashCheck, CorruptionEveryTimeEndsAfterTheLastPass) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 2 * kMiB);
   int passes = 0;
@@ -301,7 +345,7 @@ TEST(FileJobHashCheck, CorruptionEveryTimeEndsAfterTheLastPass) {
   EXPECT_TRUE(f.blob(file).empty());
 }
 
-TEST(FileJobReplace, ReplacesACompleteCopyOnDiskWithFreshlyFetchedBytes) {
+TEST(IncomingFileReplace, ReplacesACompleteCopyOnDiskWithFreshlyFetchedBytes) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 2 * kMiB);
   const std::filesystem::path blob = f.dir.path() / "models--org--name" / "blobs" / file.etag();
@@ -309,14 +353,14 @@ TEST(FileJobReplace, ReplacesACompleteCopyOnDiskWithFreshlyFetchedBytes) {
   rotted[99] = static_cast<char>(~rotted[99]);
   std::ofstream(blob, std::ios::binary) << rotted;
   {
-    std::vector<std::unique_ptr<FileJob>> jobs;
+    std::vector<ScheduledFile> jobs;
     jobs.push_back(f.job(file));
-    ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, {});
+    ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, f.publish(), {});
     EXPECT_EQ(scheduler.next(), nullptr) << "a complete copy costs no request";
   }
-  std::vector<std::unique_ptr<FileJob>> jobs;
-  jobs.push_back(f.job(file, FileJobSettings{true, 3, std::chrono::milliseconds(0)}));
-  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, {});
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(file, IncomingFileSettings{true, 3, std::chrono::milliseconds(0)}));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, kMiB}, f.publish(), {});
   for (int tasks = 0; tasks < 100; ++tasks) {
     RangeTask* task = scheduler.next();
     if (task == nullptr) break;

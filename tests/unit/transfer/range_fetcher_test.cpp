@@ -17,7 +17,9 @@
 #include "store/layout.hpp"
 #include "support/fake_transport.hpp"
 #include "support/temp_dir.hpp"
-#include "transfer/file_job.hpp"
+#include "transfer/connection_budget.hpp"
+#include "transfer/incoming_file.hpp"
+#include "transfer/publish.hpp"
 
 namespace hfget::transfer {
 namespace {
@@ -60,15 +62,17 @@ struct RangeFetcherTest : ::testing::Test {
   std::string content = make_content(kFileSize, 7);
   RemoteFile file = remote_file("model.safetensors", content);
   Secret token{"hf_unit_test_token"};
-  FetchSettings settings = fetch_settings();
+  BridgeSettings settings = fetch_settings();
   std::string resolve = hub::resolve_url(kEndpoint, repo, kCommit, file.path);
   FakeTransport transport;
   std::stop_source stop;
-  std::unique_ptr<FileJob> job;
+  std::unique_ptr<IncomingFile> job;
+  BridgeFile bridge_file{file};  // the bridge source's state for the file: its shared signed URL
+  ConnectionBudget budget;       // where the fetcher reports the CDN's refusals
 
   void SetUp() override {
     layout->prepare(Snapshot{kCommit, {}}, {}, "main");
-    job = std::make_unique<FileJob>(file, *layout, progress);
+    job = std::make_unique<IncomingFile>(file, *layout, progress);
     ASSERT_TRUE(job->activate(stop.get_token()));
   }
 
@@ -84,8 +88,8 @@ struct RangeFetcherTest : ::testing::Test {
     return remote;
   }
 
-  FetchSettings fetch_settings() {
-    FetchSettings fetch;
+  BridgeSettings fetch_settings() {
+    BridgeSettings fetch;
     fetch.endpoint = kEndpoint;
     fetch.token = &token;
     fetch.repo = repo;
@@ -99,7 +103,9 @@ struct RangeFetcherTest : ::testing::Test {
   std::uint64_t fetch(std::uint64_t begin, std::uint64_t end) {
     RangeFetcher fetcher(settings, progress, transport, http::TransportSettings{}, stop.get_token());
     RangeTask task;
-    task.job = job.get();
+    task.file = job.get();
+    task.source = &bridge_file;
+    task.budget = &budget;
     task.begin = begin;
     task.end = end;
     task.position = begin;
@@ -118,7 +124,11 @@ struct RangeFetcherTest : ::testing::Test {
     return Error(ErrorCode::kInternal, "no error");
   }
 
-  bool published() { return job->finish(stop.get_token()) == FileJob::Outcome::kPublished; }
+  bool published() {
+    if (job->verify(stop.get_token()) != IncomingFile::Verdict::kVerified) return false;
+    job->publish(publish_into(*layout));
+    return true;
+  }
 };
 
 std::vector<std::string> urls_of(const std::vector<RecordedRequest>& requests) {
@@ -181,10 +191,10 @@ TEST_F(RangeFetcherTest, ACdnThatRefusesAParallelRangeWith429IsCountedAndRetried
   transport.script(kCdn, {FakeAnswer::ranged(content), FakeAnswer::with_status(429), FakeAnswer::ranged(content)});
 
   EXPECT_EQ(fetch(0, kFileSize / 2), kFileSize / 2);
-  EXPECT_EQ(job->take_refusals(), 0);
+  EXPECT_EQ(budget.take_refusals(), 0);
   EXPECT_EQ(fetch(kFileSize / 2, kFileSize), kFileSize);
 
-  EXPECT_EQ(job->take_refusals(), 1) << "the scheduler lowers the file's connections on a refusal";
+  EXPECT_EQ(budget.take_refusals(), 1) << "the scheduler lowers the file's connections on a refusal";
   EXPECT_EQ(transport.requests_to(resolve).size(), 1U) << "a 429 keeps the signed URL";
   ASSERT_EQ(progress.reasons.size(), 1U);
   EXPECT_EQ(progress.reasons[0], "HTTP 429");
@@ -199,7 +209,7 @@ TEST_F(RangeFetcherTest, ACdnThatRefusesAParallelRangeWith403IsCountedAndResolve
   EXPECT_EQ(fetch(0, kFileSize / 2), kFileSize / 2);
   EXPECT_EQ(fetch(kFileSize / 2, kFileSize), kFileSize);
 
-  EXPECT_EQ(job->take_refusals(), 1);
+  EXPECT_EQ(budget.take_refusals(), 1);
   EXPECT_EQ(urls_of(transport.requests()), (std::vector<std::string>{resolve, kCdn, kCdn, resolve, kOtherCdn}));
   EXPECT_TRUE(published());
 }
@@ -279,7 +289,7 @@ TEST_F(RangeFetcherTest, A429WithRetryAfterIsRetriedAndTheWaitNamed) {
 
   ASSERT_EQ(progress.reasons.size(), 1U);
   EXPECT_EQ(progress.reasons[0], "HTTP 429 (rate limited: the server asks to wait 0s (Retry-After))");
-  EXPECT_EQ(job->take_refusals(), 1);
+  EXPECT_EQ(budget.take_refusals(), 1);
   EXPECT_TRUE(published());
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "transfer/file_job.hpp"
+#include "transfer/incoming_file.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,17 +13,18 @@
 #include "util/thread_random.hpp"
 
 namespace hfget::transfer {
-FileJob::FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress, FileJobSettings settings)
+IncomingFile::IncomingFile(RemoteFile file, store::Layout& layout, ProgressSink& progress,
+                           IncomingFileSettings settings)
     : file_(std::move(file)), layout_(layout), progress_(progress), settings_(settings) {}
 
-FileJob::~FileJob() {
+IncomingFile::~IncomingFile() {
   try {
     abandon();
   } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; a stray journal is harmless
   }
 }
 
-bool FileJob::activate(const std::stop_token& stop) {
+bool IncomingFile::activate(const std::stop_token& stop) {
   std::lock_guard guard(mutex_);
   lock_.emplace(layout_.lock(file_, stop));
   // Another process (or another path with the same content) may have finished it while we waited; unless
@@ -57,12 +58,12 @@ bool FileJob::activate(const std::stop_token& stop) {
   return true;
 }
 
-std::vector<store::ByteRange> FileJob::missing_ranges() const {
+std::vector<store::ByteRange> IncomingFile::missing_ranges() const {
   std::lock_guard guard(mutex_);
   return journal_->missing();
 }
 
-void FileJob::store(std::uint64_t offset, std::span<const std::byte> bytes) {
+void IncomingFile::store(std::uint64_t offset, std::span<const std::byte> bytes) {
   partial_->write_at(offset, bytes);
   bytes_received_ += bytes.size();
   {
@@ -72,12 +73,12 @@ void FileJob::store(std::uint64_t offset, std::span<const std::byte> bytes) {
   progress_.on_bytes(file_, bytes.size());
 }
 
-void FileJob::complete_range(store::ByteRange range) {
+void IncomingFile::complete_range(store::ByteRange range) {
   std::lock_guard guard(mutex_);
   record(range, {});
 }
 
-void FileJob::record(store::ByteRange range, std::span<const std::byte> written) {
+void IncomingFile::record(store::ByteRange range, std::span<const std::byte> written) {
   journal_->add(range);
   if (range.begin == hashed_up_to_ && written.size() == range.size() && !written.empty()) {
     hasher_->update(written);
@@ -86,7 +87,7 @@ void FileJob::record(store::ByteRange range, std::span<const std::byte> written)
   advance_hash();
 }
 
-void FileJob::advance_hash(const std::stop_token* stop) {
+void IncomingFile::advance_hash(const std::stop_token* stop) {
   const std::uint64_t prefix = journal_->contiguous_prefix();
   if (prefix > hashed_up_to_) {
     partial_->read_range(hashed_up_to_, prefix, [&](std::span<const std::byte> bytes) {
@@ -98,7 +99,7 @@ void FileJob::advance_hash(const std::stop_token* stop) {
   start_writeback();
 }
 
-void FileJob::start_writeback() {
+void IncomingFile::start_writeback() {
   // Publishing waits for an fdatasync of the whole file. Left to the kernel, most of a file is still only in
   // memory when its last byte arrives, and files downloaded side by side all finish, and flush, at once: the
   // connections stall on the disk together. Asking the disk to write every 8 MiB of the hashed prefix as it
@@ -112,20 +113,11 @@ void FileJob::start_writeback() {
   written_back_up_to_ = hashed_up_to_;
 }
 
-FileJob::Outcome FileJob::finish(const std::stop_token& stop) {
+IncomingFile::Verdict IncomingFile::verify(const std::stop_token& stop) {
   std::unique_lock guard(mutex_);
   advance_hash();
   const std::string actual = hasher_->finish_hex();
-  if (actual == hasher_->expected()) {
-    // Journal first: killed between the two, the partial file is whole and without a journal reads as the
-    // complete prefix it is.
-    journal_->remove();
-    layout_.publish(file_, std::move(*partial_));
-    partial_.reset();
-    lock_.reset();
-    progress_.on_file_done(file_);
-    return Outcome::kPublished;
-  }
+  if (actual == hasher_->expected()) return Verdict::kVerified;
   const std::string mismatch = fmt::format("{}: {} mismatch: expected {}, got {}", file_.path, hasher_->algorithm(),
                                            hasher_->expected(), actual);
   discard_bytes_written();
@@ -160,10 +152,21 @@ FileJob::Outcome FileJob::finish(const std::stop_token& stop) {
   guard.unlock();
   if (!util::sleep_unless_stopped(delay, stop)) throw Error(ErrorCode::kInterrupted, "interrupted", file_.path);
   progress_.on_file_started(file_, 0);
-  return Outcome::kStartOver;
+  return Verdict::kStartOver;
 }
 
-void FileJob::discard_bytes_written() {
+void IncomingFile::publish(const PublishStep& publish) {
+  std::lock_guard guard(mutex_);
+  // Journal first: killed between the two, the partial file is whole and without a journal reads as the
+  // complete prefix it is.
+  journal_->remove();
+  publish(file_, std::move(*partial_));
+  partial_.reset();
+  lock_.reset();
+  progress_.on_file_done(file_);
+}
+
+void IncomingFile::discard_bytes_written() {
   progress_.on_bytes_discarded(file_, journal_->completed_bytes());
   partial_->restart();
   hasher_.emplace(file_);
@@ -171,7 +174,7 @@ void FileJob::discard_bytes_written() {
   written_back_up_to_ = 0;
 }
 
-bool FileJob::accept_validator(const std::string& origin, const std::string* etag) {
+bool IncomingFile::accept_validator(const std::string& origin, const std::string* etag) {
   if (etag == nullptr || etag->empty() || etag->rfind("W/", 0) == 0) return true;
   std::lock_guard guard(mutex_);
   if (changed_to_) return false;  // starting over: nothing is written until then
@@ -189,19 +192,19 @@ bool FileJob::accept_validator(const std::string& origin, const std::string* eta
   return false;
 }
 
-std::optional<std::string> FileJob::if_range_for(const std::string& origin) const {
+std::optional<std::string> IncomingFile::validator_for(const std::string& origin) const {
   std::lock_guard guard(mutex_);
   const std::optional<store::BodyValidator>& recorded = journal_->validator();
   if (!recorded || recorded->origin != origin || changed_to_) return std::nullopt;
   return recorded->etag;
 }
 
-bool FileJob::restart_requested() const {
+bool IncomingFile::restart_requested() const {
   std::lock_guard guard(mutex_);
   return changed_to_.has_value();
 }
 
-void FileJob::start_over_after_change() {
+void IncomingFile::start_over_after_change() {
   std::lock_guard guard(mutex_);
   const store::BodyValidator changed_to = *changed_to_;
   changed_to_.reset();
@@ -219,49 +222,13 @@ void FileJob::start_over_after_change() {
   progress_.on_file_started(file_, 0);
 }
 
-void FileJob::abandon() {
+void IncomingFile::abandon() {
   std::lock_guard guard(mutex_);
   // A journal that records nothing is no use to a resume; an empty partial file removes itself.
   if (journal_ && journal_->completed().empty()) journal_->remove();
   partial_.reset();
   journal_.reset();
   lock_.reset();
-}
-
-void FileJob::set_cdn_url(const std::string& url) {
-  {
-    std::lock_guard guard(mutex_);
-    cdn_url_ = url;
-    resolving_ = false;
-  }
-  url_changed_.notify_all();
-}
-
-FileJob::UrlLease FileJob::lease_cdn_url(const std::stop_token& stop) {
-  // Bounded: a resolve that hangs costs the others this long, then they ask the Hub themselves.
-  constexpr auto kPatience = std::chrono::seconds(5);
-  std::unique_lock lock(mutex_);
-  if (!file_.is_lfs()) return {cdn_url_, false};  // served by the Hub itself: there is no CDN URL to share
-  if (cdn_url_.empty() && resolving_) {
-    url_changed_.wait_for(lock, stop, kPatience, [this] { return !cdn_url_.empty() || !resolving_; });
-  }
-  if (!cdn_url_.empty()) return {cdn_url_, false};
-  const bool first = !resolving_;
-  resolving_ = true;
-  return {"", first};
-}
-
-void FileJob::resolve_finished() {
-  {
-    std::lock_guard guard(mutex_);
-    resolving_ = false;
-  }
-  url_changed_.notify_all();
-}
-
-void FileJob::forget_cdn_url(const std::string& url) {
-  std::lock_guard guard(mutex_);
-  if (cdn_url_ == url) cdn_url_.clear();
 }
 
 }  // namespace hfget::transfer

@@ -3,8 +3,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -20,8 +20,13 @@
 
 namespace hfget::transfer {
 
-/// How a FileJob treats what is on disk and a hash that does not match.
-struct FileJobSettings {
+/// The step that makes a verified file visible under its final name (the layout's rename, links and
+/// metadata). fetch_all is given it by download(), which builds it from the layout (transfer/publish.hpp):
+/// the engine calls it for each file as soon as that file is verified, so a crash loses no finished file.
+using PublishStep = std::function<void(const RemoteFile& file, store::PartialFile&& bytes)>;
+
+/// How an IncomingFile treats what is on disk and a hash that does not match.
+struct IncomingFileSettings {
   /// Fetch the file even when a complete copy is on disk (--force-download, or a copy whose hash failed
   /// `download --verify`): the new bytes replace it by the usual atomic rename.
   bool replace_existing = false;
@@ -31,19 +36,22 @@ struct FileJobSettings {
   std::chrono::milliseconds retry_base_delay{0};
 };
 
-/// One file being downloaded, possibly over several connections at once. It owns the file's lock, partial
-/// file, range journal and hash. Ranges arrive in any order; the hash follows the contiguous written prefix
-/// (reading each newly contiguous range back from the page cache it was just written to), so it is ready
-/// moments after the last byte, without a second pass over the disk. Thread-safe.
-class FileJob {
+/// One file on its way to the disk, its bytes arriving over any number of connections from any source. It
+/// owns the file's lock, partial file, range journal, hash and the validator (ETag) its bytes were written
+/// with, and gives the verdict once every byte is in. It knows nothing of HTTP: where the bytes come from
+/// (URLs, CDN leases, refusals) is the byte source's business (transfer/byte_source.hpp). Ranges arrive in
+/// any order; the hash follows the contiguous written prefix (reading each newly contiguous range back from
+/// the page cache it was just written to), so it is ready moments after the last byte, without a second
+/// pass over the disk. Thread-safe.
+class IncomingFile {
  public:
-  FileJob(RemoteFile file, store::Layout& layout, ProgressSink& progress, FileJobSettings settings = {});
-  /// A job opened but never fetched (a signal arrived first) leaves no empty journal behind.
-  ~FileJob();
-  FileJob(const FileJob&) = delete;
-  FileJob& operator=(const FileJob&) = delete;
+  IncomingFile(RemoteFile file, store::Layout& layout, ProgressSink& progress, IncomingFileSettings settings = {});
+  /// A file opened but never fetched (a signal arrived first) leaves no empty journal behind.
+  ~IncomingFile();
+  IncomingFile(const IncomingFile&) = delete;
+  IncomingFile& operator=(const IncomingFile&) = delete;
 
-  const RemoteFile& file() const noexcept { return file_; }
+  const RemoteFile& remote() const noexcept { return file_; }
 
   /// Takes the file's lock and opens what an earlier run left. Returns false when there is nothing to fetch
   /// (complete already, or an intact copy was adopted). Otherwise the missing ranges are ready.
@@ -58,13 +66,14 @@ class FileJob {
   /// Records [begin, end) as written: journal, then the hash catches up with the contiguous prefix.
   void complete_range(store::ByteRange range);
 
-  /// Checks a response's ETag (`etag`: the header, nullptr when absent) against the one the file's bytes
-  /// were recorded with. The first strong ETag of an origin is recorded (in the journal, for a resume). A
-  /// different one from the same origin means the file changed under its URL: returns false, and the job
-  /// asks to start over (restart_requested) rather than splice two versions. Weak ETags say nothing.
+  /// Checks a validator (an ETag; nullptr when absent) that `origin` (an opaque name of the server, as the
+  /// source calls it) sent with bytes, against the one the file's bytes were recorded with. The first strong
+  /// one of an origin is recorded (in the journal, for a resume). A different one from the same origin means
+  /// the file changed under its name: returns false, and the file asks to start over (restart_requested)
+  /// rather than splice two versions. Weak ETags ("W/…") say nothing.
   bool accept_validator(const std::string& origin, const std::string* etag);
-  /// The value for "If-Range" on a ranged request to `origin`: its recorded strong ETag, if any.
-  std::optional<std::string> if_range_for(const std::string& origin) const;
+  /// The validator recorded for `origin`, if any: what a source sends for the server to check (If-Range).
+  std::optional<std::string> validator_for(const std::string& origin) const;
   /// True once the file changed on the server; the scheduler then stops its ranges and calls start_over().
   bool restart_requested() const;
   /// With no range of the file in flight: discards every byte so the file is fetched again, expecting the
@@ -72,41 +81,21 @@ class FileJob {
   /// keeps changing its bytes is not trusted.
   void start_over_after_change();
 
-  enum class Outcome { kPublished, kStartOver };
-  /// Every byte is in: compares the hash. A match publishes the file (kPublished). A mismatch is transport
-  /// corruption while each wrong hash differs from the one before: the bytes are discarded and, after a
+  enum class Verdict { kVerified, kStartOver };
+  /// Every byte is in: compares the hash. A match is kVerified: the file is ready for publish(). A mismatch is
+  /// transport corruption while each wrong hash differs from the one before: the bytes are discarded and, after a
   /// backoff (ended early by `stop`), the file is downloaded again (kStartOver), up to max_passes downloads.
   /// The same wrong hash twice means the server's bytes are not the listed ones: Error{kVerificationFailed}
   /// at once, naming both hashes; so does a wrong hash on the last pass. Stopped during the backoff:
   /// Error{kInterrupted}.
-  Outcome finish(const std::stop_token& stop = {});
+  Verdict verify(const std::stop_token& stop = {});
+  /// After kVerified: hands the partial file to `publish` (journal removed first: killed in between, the
+  /// whole partial file without a journal reads as the complete prefix it is), then releases the lock.
+  void publish(const PublishStep& publish);
   /// Gives up on the file: keeps the partial file and journal for the next run, releases the lock.
   void abandon();
 
-  // The signed CDN URL the Hub redirected to, shared by the file's connections until the CDN refuses it.
-  void set_cdn_url(const std::string& url);
-  void forget_cdn_url(const std::string& url);
-
-  /// What a connection about to fetch a range of an LFS file should do about the CDN URL.
-  struct UrlLease {
-    std::string cdn_url;     // use it; empty: ask the Hub
-    bool resolving = false;  // this connection asks the Hub for the file; call resolve_finished() after
-  };
-  /// The shared CDN URL; or, when there is none, the task of resolving it — unless another connection is
-  /// asking the Hub right now: then waits (at most a few seconds, or until `stop`) for its answer. One
-  /// /resolve/ request per file rather than one per connection saves the Hub's rate-limit quota.
-  UrlLease lease_cdn_url(const std::stop_token& stop);
-  /// Ends this connection's resolve (the redirect came, or the attempt failed): others stop waiting.
-  void resolve_finished();
-
   std::uint64_t bytes_received() const noexcept { return bytes_received_; }
-
-  /// How many connections may work on this file at once; a CDN refusal (429, 403 on a parallel range)
-  /// lowers it, down to 1, instead of failing the file.
-  int connection_limit() const noexcept { return connection_limit_; }
-  void set_connection_limit(int limit) noexcept { connection_limit_ = limit; }
-  void note_refusal() noexcept { refusals_ += 1; }
-  int take_refusals() noexcept { return refusals_.exchange(0); }
 
  private:
   void record(store::ByteRange range, std::span<const std::byte> written);  // requires mutex_
@@ -125,18 +114,13 @@ class FileJob {
   std::optional<crypto::ContentHasher> hasher_;
   std::uint64_t hashed_up_to_ = 0;
   std::uint64_t written_back_up_to_ = 0;  // the hashed prefix up to here was handed to the disk
-  FileJobSettings settings_;
+  IncomingFileSettings settings_;
   int pass_ = 1;  // downloads of the file so far, this one included (restarts after a change count too)
   int corrupt_passes_ = 0;
   int changes_ = 0;              // times the file changed on the server (another ETag) during this run
   std::string last_wrong_hash_;  // what the previous corrupt download hashed to
-  std::string cdn_url_;
-  bool resolving_ = false;  // a connection is asking the Hub for cdn_url_
-  std::condition_variable_any url_changed_;
   std::optional<store::BodyValidator> changed_to_;  // the new ETag, once the file changed on the server
   std::atomic<std::uint64_t> bytes_received_{0};
-  std::atomic<int> connection_limit_{1 << 20};
-  std::atomic<int> refusals_{0};
 };
 
 }  // namespace hfget::transfer
