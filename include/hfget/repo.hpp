@@ -43,6 +43,9 @@ RepoReference parse_repo_reference(std::string_view text, std::optional<RepoType
 /// "models--org--name": the repo's folder in the HF cache.
 std::string cache_folder_name(const RepoId& repo);
 
+/// True for a full commit id (40 lowercase hex): such a revision names one commit and needs no lookup.
+bool is_commit_id(const std::string& revision);
+
 /// One file of a repo at a commit, as the tree listing describes it.
 struct RemoteFile {
   std::string path;                       // repo-relative, '/'-separated, validated before touching disk

@@ -56,14 +56,6 @@ Error noting_time_limit(const Error& error, const http::Retrier& retrier) {
 
 }  // namespace
 
-bool is_commit_id(const std::string& revision) {
-  if (revision.size() != 40) return false;
-  for (const char c : revision) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 HubClient::HubClient(HubConnection settings, std::stop_token stop)
     : settings_(std::move(settings)),
       stop_(std::move(stop)),

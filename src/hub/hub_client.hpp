@@ -68,7 +68,4 @@ class HubClient {
   bool answered_ = false;  // some request of this client got an HTTP answer: later connect errors are retried
 };
 
-/// True for a full commit id (40 lowercase hex): such a revision needs no lookup.
-bool is_commit_id(const std::string& revision);
-
 }  // namespace hfget::hub

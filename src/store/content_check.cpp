@@ -7,7 +7,7 @@
 
 #include "crypto/content_hasher.hpp"
 #include "hfget/error.hpp"
-#include "store/file_reads.hpp"
+#include "io/file_reads.hpp"
 
 namespace hfget::store {
 
@@ -19,7 +19,7 @@ bool holds_listed_content(const std::filesystem::path& path, const RemoteFile& f
   }
   crypto::ContentHasher hasher(file);
   try {
-    read_file(path, [&](std::span<const std::byte> bytes) {
+    io::read_file(path, [&](std::span<const std::byte> bytes) {
       if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
       hasher.update(bytes);
     });

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "store/read_blocks.hpp"
+#include "io/read_blocks.hpp"
 #include "util/atomic_file.hpp"
 
 namespace hfget::store {
@@ -52,7 +52,7 @@ void PartialFile::read_range(std::uint64_t begin, std::uint64_t end,
   // Small blocks: several files are hashed at once while downloading, and this runs only for ranges that
   // arrived out of order (the rest is hashed from the write buffer).
   constexpr std::size_t kReadBackBytes = 256 << 10;
-  read_blocks(fd_.get(), begin, end, path_, consumer, kReadBackBytes);
+  io::read_blocks(fd_.get(), begin, end, path_, consumer, kReadBackBytes);
 }
 
 void PartialFile::start_writeback(std::uint64_t begin, std::uint64_t end) const noexcept {
@@ -67,7 +67,7 @@ void PartialFile::restart() {
 }
 
 void PartialFile::read_existing(const std::function<void(std::span<const std::byte>)>& consumer) const {
-  read_blocks(fd_.get(), 0, size_, path_, consumer);
+  io::read_blocks(fd_.get(), 0, size_, path_, consumer);
 }
 
 void PartialFile::commit(const std::filesystem::path& final_path) && {

@@ -42,7 +42,7 @@ std::vector<RemoteFile> recorded_listing(const ListOptions& options, RepoListing
   const Target target = Target::in_cache(options.cache_dir, options.repo);
   std::optional<std::string> commit = target.recorded_commit(options.revision);
   std::optional<std::vector<RemoteFile>> files;
-  if (commit && hub::is_commit_id(*commit)) files = target.recorded_listing(*commit);
+  if (commit && is_commit_id(*commit)) files = target.recorded_listing(*commit);
   if (!files) {
     throw Error(
         ErrorCode::kNetwork,

@@ -16,7 +16,7 @@ namespace hfget::transfer {
 DownloadReport offline_snapshot(const DownloadOptions& options) {
   const Target target = options.target();
   const std::optional<std::string> commit = target.recorded_commit(options.revision);
-  if (!commit || !hub::is_commit_id(*commit)) {
+  if (!commit || !is_commit_id(*commit)) {
     throw Error(ErrorCode::kNetwork, fmt::format("offline mode (HF_HUB_OFFLINE): revision '{}' of '{}' was never "
                                                  "downloaded here",
                                                  options.revision, options.repo.name));

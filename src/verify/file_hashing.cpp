@@ -8,7 +8,7 @@
 
 #include "crypto/content_hasher.hpp"
 #include "hfget/error.hpp"
-#include "store/file_reads.hpp"
+#include "io/file_reads.hpp"
 
 namespace hfget::verify {
 namespace {
@@ -21,7 +21,7 @@ HashOutcome hash_one(const HashJob& job, std::uint64_t& bytes_read, const std::s
   try {
     // The consumer may run under a SIGBUS guard (a mapped file truncated under us), so it keeps no object
     // with a destructor alive while it hashes.
-    store::read_file(job.path, [&](std::span<const std::byte> bytes) {
+    io::read_file(job.path, [&](std::span<const std::byte> bytes) {
       if (stop.stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
       hasher.update(bytes);
       bytes_read += bytes.size();

@@ -26,7 +26,7 @@ struct HashOutcome {
 
 /// Hashes every job's file with `jobs` threads (largest files first, so the last thread does not start a
 /// huge file alone at the end), reading each file in 16 MiB windows with read-ahead hints, mapped or copied,
-/// whichever costs this machine less CPU (store/file_reads). Memory: at most one mapped window (page cache
+/// whichever costs this machine less CPU (io/file_reads). Memory: at most one mapped window (page cache
 /// pages that count in RSS) and one 256 KiB buffer per thread. Returns outcomes in the jobs' order;
 /// `bytes_hashed` adds up what was read; `progress`, when given, follows it while the threads read.
 std::vector<HashOutcome> hash_files(const std::vector<HashJob>& jobs, unsigned threads, std::uint64_t& bytes_hashed,

@@ -44,7 +44,7 @@ std::string find_commit(const VerifyOptions& options, const Target& target) {
                     "pass --revision <commit>",
                     target.root().string()));
   }
-  if (!commit || !hub::is_commit_id(*commit)) {
+  if (!commit || !is_commit_id(*commit)) {
     const std::filesystem::path repo_dir = options.cache_dir / cache_folder_name(options.repo);
     if (!std::filesystem::exists(repo_dir)) {
       throw Error(ErrorCode::kRepoNotFound, fmt::format("{} '{}' is not in the cache {}", to_string(options.repo.type),

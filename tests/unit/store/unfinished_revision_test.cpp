@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cache_admin/cache_fixture.hpp"
 #include "hfget/cache.hpp"
-#include "store/cache_fixture.hpp"
 #include "store/download_record.hpp"
 #include "store/tree_cache.hpp"
 #include "support/temp_dir.hpp"

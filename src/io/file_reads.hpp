@@ -4,10 +4,10 @@
 #include <cstddef>
 #include <filesystem>
 
-#include "store/read_blocks.hpp"
-#include "store/read_method_chooser.hpp"
+#include "io/read_blocks.hpp"
+#include "io/read_method_chooser.hpp"
 
-namespace hfget::store {
+namespace hfget::io {
 
 /// 16 MiB: mapping and unmapping it costs next to nothing beside hashing it (about 10 ms of SHA-256 on one
 /// core), it is long enough to time one read method on, and the mapped pages, which count in the process's
@@ -23,7 +23,7 @@ inline constexpr std::size_t kCopyBlockBytes = 256 << 10;
 inline constexpr std::size_t kMappedPieceBytes = 16 << 10;
 
 /// Feeds the whole file at `path` to `consumer`, in order, `window_bytes` (rounded up to whole pages) at a
-/// time. `chooser` picks how each window is read (see store/read_method_chooser.hpp) and learns from the
+/// time. `chooser` picks how each window is read (see io/read_method_chooser.hpp) and learns from the
 /// thread's CPU time for it: mapped, the consumer gets the page cache's bytes with no copy, kMappedPieceBytes
 /// at a time; copied, it gets blocks of kCopyBlockBytes. Both ask the kernel for sequential read-ahead. A
 /// window that cannot be mapped (a filesystem without mmap, no address space left) is copied; an empty file
@@ -38,4 +38,4 @@ void read_file(const std::filesystem::path& path, const BlockConsumer& consumer,
                ReadMethodChooser& chooser = ReadMethodChooser::process_wide(),
                std::size_t window_bytes = kReadWindowBytes);
 
-}  // namespace hfget::store
+}  // namespace hfget::io

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: MIT
-#include "store/removal_lock.hpp"
+#include "cache_admin/removal_lock.hpp"
 
 #include <fmt/format.h>
 
 #include "hfget/error.hpp"
 
-namespace hfget::store {
+namespace hfget::cache_admin {
 
-TargetLock lock_for_removal(const std::filesystem::path& state_dir) {
+store::TargetLock lock_for_removal(const std::filesystem::path& state_dir) {
   try {
-    return TargetLock::acquire(state_dir, /*wait=*/false, std::stop_token(), [](std::optional<long>) {});
+    return store::TargetLock::acquire(state_dir, /*wait=*/false, std::stop_token(), [](std::optional<long>) {});
   } catch (const Error& error) {
     if (error.code() != ErrorCode::kBusy) throw;
     // TargetLock's own message gives a downloader's advice (--no-wait); a removal has other options.
-    const std::optional<long> holder = TargetLock::holder(state_dir);
+    const std::optional<long> holder = store::TargetLock::holder(state_dir);
     throw Error(ErrorCode::kBusy,
                 fmt::format("a download{} is writing into this target; nothing was removed (wait for it with "
                             "`hfget wait`, or stop it, then run this again)",
@@ -22,4 +22,4 @@ TargetLock lock_for_removal(const std::filesystem::path& state_dir) {
   }
 }
 
-}  // namespace hfget::store
+}  // namespace hfget::cache_admin

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "store/file_reads.hpp"
+#include "io/file_reads.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "hfget/error.hpp"
 #include "support/temp_dir.hpp"
 
-namespace hfget::store {
+namespace hfget::io {
 namespace {
 
 using test_support::TempDir;
@@ -57,7 +57,7 @@ Fed read_whole(const std::filesystem::path& path, std::size_t window_bytes, Read
 class ReadFile : public ::testing::TestWithParam<ReadMethod> {
  protected:
   Fed read_whole(const std::filesystem::path& path, std::size_t window_bytes) {
-    return store::read_whole(path, window_bytes, chooser_);
+    return io::read_whole(path, window_bytes, chooser_);
   }
   // The spans one window of `length` bytes arrives in.
   std::vector<std::size_t> spans_of_window(std::size_t length) const {
@@ -215,4 +215,4 @@ TEST(ReadFileChoosing, AShortFileIsCopiedNotMapped) {
 }
 
 }  // namespace
-}  // namespace hfget::store
+}  // namespace hfget::io

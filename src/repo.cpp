@@ -83,4 +83,12 @@ std::string cache_folder_name(const RepoId& repo) {
   return folder;
 }
 
+bool is_commit_id(const std::string& revision) {
+  if (revision.size() != 40) return false;
+  for (const char c : revision) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 }  // namespace hfget

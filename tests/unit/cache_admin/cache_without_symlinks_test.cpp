@@ -5,8 +5,8 @@
 // snapshot folder; blobs/ may hold nothing at all.
 #include <gtest/gtest.h>
 
+#include "cache_admin/cache_fixture.hpp"
 #include "hfget/cache.hpp"
-#include "store/cache_fixture.hpp"
 #include "support/temp_dir.hpp"
 
 namespace hfget {

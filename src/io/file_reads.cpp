@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "store/file_reads.hpp"
+#include "io/file_reads.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -20,7 +20,7 @@
 #include "util/sigbus_guard.hpp"
 #include "util/unique_fd.hpp"
 
-namespace hfget::store {
+namespace hfget::io {
 namespace {
 
 // Owns one mapping and unmaps it once.
@@ -151,4 +151,4 @@ void read_file(const std::filesystem::path& path, const BlockConsumer& consumer,
   }
 }
 
-}  // namespace hfget::store
+}  // namespace hfget::io

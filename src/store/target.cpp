@@ -3,7 +3,6 @@
 // for that kind of target (store/layout.hpp, store/download_record.hpp).
 #include "hfget/target.hpp"
 
-#include "hub/hub_client.hpp"
 #include "store/download_record.hpp"
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
@@ -37,7 +36,7 @@ std::optional<long> Target::lock_holder() const {
 }
 
 std::optional<std::string> Target::recorded_commit(const std::string& revision) const {
-  if (hub::is_commit_id(revision)) return revision;
+  if (is_commit_id(revision)) return revision;
   return local_dir_ ? store::recorded_commit_in_local_dir(*local_dir_)
                     : store::recorded_commit_in_cache(cache_dir_, repo_, revision);
 }

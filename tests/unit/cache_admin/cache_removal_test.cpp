@@ -3,9 +3,9 @@
 
 #include <stop_token>
 
+#include "cache_admin/cache_fixture.hpp"
 #include "hfget/cache.hpp"
 #include "hfget/error.hpp"
-#include "store/cache_fixture.hpp"
 #include "store/download_record.hpp"
 #include "store/target_lock.hpp"
 #include "support/temp_dir.hpp"

@@ -2,7 +2,7 @@
 // The one way `cache rm` and `rm --local-dir` delete anything. The paths come from a scan of folders other
 // programs (and users) also write to, so each removal is first checked to stay inside its root, reached only
 // through real directories; std::filesystem::remove_all then removes symlinks as links, never their targets.
-#include "store/remove_within.hpp"
+#include "cache_admin/remove_within.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "hfget/error.hpp"
 #include "util/atomic_file.hpp"
 
-namespace hfget::store {
+namespace hfget::cache_admin {
 namespace {
 
 bool is_strictly_within(const std::filesystem::path& root, const std::filesystem::path& path) {
@@ -84,4 +84,4 @@ bool remove_empty_directory_within(const std::filesystem::path& root, const std:
   return ::rmdir(directory.c_str()) == 0;
 }
 
-}  // namespace hfget::store
+}  // namespace hfget::cache_admin

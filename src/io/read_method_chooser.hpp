@@ -14,7 +14,7 @@
 #include <mutex>
 #include <optional>
 
-namespace hfget::store {
+namespace hfget::io {
 
 enum class ReadMethod {
   kMapped,  // mmap a window and hand the page cache's bytes to the consumer
@@ -62,4 +62,4 @@ class ReadMethodChooser {
   std::uint64_t choices_ = 0;
 };
 
-}  // namespace hfget::store
+}  // namespace hfget::io

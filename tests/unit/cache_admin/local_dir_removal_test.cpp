@@ -6,9 +6,9 @@
 #include <stop_token>
 #include <thread>
 
+#include "cache_admin/cache_fixture.hpp"
 #include "hfget/cache.hpp"
 #include "hfget/error.hpp"
-#include "store/cache_fixture.hpp"
 #include "store/download_record.hpp"
 #include "store/published_files.hpp"
 #include "store/target_lock.hpp"

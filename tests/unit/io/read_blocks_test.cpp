@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "store/read_blocks.hpp"
+#include "io/read_blocks.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include "support/temp_dir.hpp"
 #include "util/unique_fd.hpp"
 
-namespace hfget::store {
+namespace hfget::io {
 namespace {
 
 class ReadBlocks : public ::testing::Test {
@@ -70,4 +70,4 @@ TEST_F(ReadBlocks, ReadBlocksReportsAShortFileAsAnErrorNamingIt) {
 }
 
 }  // namespace
-}  // namespace hfget::store
+}  // namespace hfget::io

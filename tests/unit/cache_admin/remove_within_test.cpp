@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "store/remove_within.hpp"
+#include "cache_admin/remove_within.hpp"
 
 #include <gtest/gtest.h>
 
+#include "cache_admin/cache_fixture.hpp"
 #include "hfget/error.hpp"
-#include "store/cache_fixture.hpp"
 #include "support/temp_dir.hpp"
 
-namespace hfget::store {
+namespace hfget::cache_admin {
 namespace {
 
 using test_support::TempDir;
@@ -61,4 +61,4 @@ TEST(RemoveWithin, AnAbsentPathIsNothingToDo) {
 }
 
 }  // namespace
-}  // namespace hfget::store
+}  // namespace hfget::cache_admin

@@ -7,7 +7,7 @@
 #include <functional>
 #include <span>
 
-namespace hfget::store {
+namespace hfget::io {
 
 using BlockConsumer = std::function<void(std::span<const std::byte>)>;
 
@@ -24,4 +24,4 @@ void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::file
 std::uint64_t read_through(int fd, std::uint64_t begin, std::uint64_t end, std::span<std::byte> buffer,
                            const std::filesystem::path& path, const BlockConsumer& consumer);
 
-}  // namespace hfget::store
+}  // namespace hfget::io

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 
-namespace hfget::store {
+namespace hfget::cache_admin {
 
 /// True when `path` is `root` or lies below it, compared lexically after normalisation ("a/../b" counts as
 /// "b").
@@ -24,4 +24,4 @@ std::uint64_t remove_within(const std::filesystem::path& root, const std::filesy
 /// removed.
 bool remove_empty_directory_within(const std::filesystem::path& root, const std::filesystem::path& directory);
 
-}  // namespace hfget::store
+}  // namespace hfget::cache_admin

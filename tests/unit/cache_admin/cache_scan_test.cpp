@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include "cache_admin/cache_fixture.hpp"
 #include "hfget/cache.hpp"
-#include "store/cache_fixture.hpp"
 #include "support/temp_dir.hpp"
 
 namespace hfget {

@@ -16,16 +16,16 @@
 #include <map>
 #include <set>
 
+#include "cache_admin/removal_lock.hpp"
+#include "cache_admin/remove_within.hpp"
 #include "crypto/content_hasher.hpp"
 #include "hfget/cache.hpp"
 #include "hfget/error.hpp"
+#include "io/file_reads.hpp"
 #include "store/download_metadata.hpp"
 #include "store/download_record.hpp"
-#include "store/file_reads.hpp"
 #include "store/layout.hpp"
 #include "store/published_files.hpp"
-#include "store/removal_lock.hpp"
-#include "store/remove_within.hpp"
 #include "store/repo_path.hpp"
 
 namespace hfget {
@@ -107,7 +107,7 @@ struct Evidence {
 bool content_matches(const std::filesystem::path& file_path, const RemoteFile& listed) {
   crypto::ContentHasher hasher(listed);
   try {
-    store::read_file(file_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
+    io::read_file(file_path, [&](std::span<const std::byte> bytes) { hasher.update(bytes); });
   } catch (const Error&) {
     return false;  // unreadable or changing: not provably hfget's
   }
@@ -165,13 +165,13 @@ void remove_empty_folders_deepest_first(const std::filesystem::path& root, std::
     return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
   });
   folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
-  for (const std::filesystem::path& folder : folders) store::remove_empty_directory_within(root, folder);
+  for (const std::filesystem::path& folder : folders) cache_admin::remove_empty_directory_within(root, folder);
 }
 
 // Every folder strictly between root and `path`.
 void add_parents(const std::filesystem::path& root, const std::filesystem::path& path,
                  std::vector<std::filesystem::path>& folders) {
-  for (std::filesystem::path parent = path.parent_path(); store::is_within(root, parent) && parent != root;
+  for (std::filesystem::path parent = path.parent_path(); cache_admin::is_within(root, parent) && parent != root;
        parent = parent.parent_path()) {
     folders.push_back(parent);
   }
@@ -201,7 +201,7 @@ LocalDirRemovalPlan plan_local_dir_removal(const std::filesystem::path& local_di
       continue;
     }
     plan.files.push_back(path);
-    plan.bytes_freed += store::bytes_below(root / path);
+    plan.bytes_freed += cache_admin::bytes_below(root / path);
   }
   return plan;
 }
@@ -209,21 +209,21 @@ LocalDirRemovalPlan plan_local_dir_removal(const std::filesystem::path& local_di
 LocalDirRemoval remove_local_dir_download(const std::filesystem::path& local_dir) {
   const std::filesystem::path root = plan_local_dir_removal(local_dir).local_dir;
   const std::filesystem::path metadata_root = root / kMetadataRoot;
-  const store::TargetLock lock = store::lock_for_removal(store::state_dir_in_local_dir(root));
+  const store::TargetLock lock = cache_admin::lock_for_removal(store::state_dir_in_local_dir(root));
   LocalDirRemoval removal;
   removal.plan = plan_local_dir_removal(root);  // again, under the lock
   removal.plan.bytes_freed = 0;
   std::vector<std::filesystem::path> emptied;
   for (const std::string& path : removal.plan.files) {
-    removal.plan.bytes_freed += store::remove_within(root, root / path);
+    removal.plan.bytes_freed += cache_admin::remove_within(root, root / path);
     add_parents(root, root / path, emptied);
     const std::filesystem::path metadata = store::download_metadata_path(root, path);
-    store::remove_within(root, metadata);
-    store::remove_within(root, std::filesystem::path(metadata).replace_extension(".lock"));
+    cache_admin::remove_within(root, metadata);
+    cache_admin::remove_within(root, std::filesystem::path(metadata).replace_extension(".lock"));
     add_parents(root, metadata, emptied);
   }
   for (const std::filesystem::path& transient : hfget_transients(metadata_root)) {
-    removal.plan.bytes_freed += store::remove_within(root, transient);
+    removal.plan.bytes_freed += cache_admin::remove_within(root, transient);
     add_parents(root, transient, emptied);
   }
   // The per-file locks hfget took for every file it meant to fetch, and the metadata of listed files that are
@@ -231,32 +231,32 @@ LocalDirRemoval remove_local_dir_download(const std::filesystem::path& local_dir
   // keeps its metadata, which is what the Python client reads it by. Folders are removed only when empty.
   const std::set<std::string> removed(removal.plan.files.begin(), removal.plan.files.end());
   for (const store::DownloadRecord& record : read_records(root)) {
-    store::remove_within(root, metadata_root / "trees" / (record.commit + ".json"));
+    cache_admin::remove_within(root, metadata_root / "trees" / (record.commit + ".json"));
     for (const std::string& path : record.selected) {
       if (removed.count(path) != 0 || store::unsafe_path_reason(path) || store::is_reserved_metadata_path(path))
         continue;
       const std::filesystem::path metadata = store::download_metadata_path(root, path);
       if (!reached_through_directories(root, std::filesystem::path(metadata).lexically_relative(root))) continue;
       if (!lstat_of(root / path)) {
-        store::remove_within(root, metadata);
+        cache_admin::remove_within(root, metadata);
         add_parents(root, root / path, emptied);  // the folders made for it, when they are left empty
       }
-      store::remove_within(root, std::filesystem::path(metadata).replace_extension(".lock"));
+      cache_admin::remove_within(root, std::filesystem::path(metadata).replace_extension(".lock"));
       add_parents(root, metadata, emptied);
     }
   }
   emptied.push_back(metadata_root / "trees");
   emptied.push_back(metadata_root / "download");
   // Last: hfget's records, state file and the lock file held by `lock` (unlinking a held flock is harmless).
-  store::remove_within(root, store::state_dir_in_local_dir(root));
+  cache_admin::remove_within(root, store::state_dir_in_local_dir(root));
   remove_empty_folders_deepest_first(root, emptied);
   // The metadata folder goes when only its two marker files are left in it.
   std::vector<std::string> metadata_left = files_left(metadata_root);
   if (is_real_directory(metadata_root) &&
       std::all_of(metadata_left.begin(), metadata_left.end(),
                   [](const std::string& name) { return name == ".gitignore" || name == "CACHEDIR.TAG"; })) {
-    store::remove_within(root, metadata_root);
-    store::remove_empty_directory_within(root, root / ".cache");
+    cache_admin::remove_within(root, metadata_root);
+    cache_admin::remove_empty_directory_within(root, root / ".cache");
   }
   removal.left = files_left(root);
   if (removal.left.empty() && std::filesystem::is_empty(root)) {

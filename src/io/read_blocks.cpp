@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "store/read_blocks.hpp"
+#include "io/read_blocks.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "util/atomic_file.hpp"
 
-namespace hfget::store {
+namespace hfget::io {
 
 std::uint64_t read_through(int fd, std::uint64_t begin, std::uint64_t end, std::span<std::byte> buffer,
                            const std::filesystem::path& path, const BlockConsumer& consumer) {
@@ -41,4 +41,4 @@ void read_blocks(int fd, std::uint64_t begin, std::uint64_t end, const std::file
   }
 }
 
-}  // namespace hfget::store
+}  // namespace hfget::io

@@ -14,11 +14,11 @@
 #include <map>
 #include <set>
 
+#include "cache_admin/removal_lock.hpp"
+#include "cache_admin/remove_within.hpp"
 #include "hfget/cache.hpp"
 #include "hfget/error.hpp"
 #include "store/download_record.hpp"
-#include "store/removal_lock.hpp"
-#include "store/remove_within.hpp"
 #include "store/repo_path.hpp"
 #include "util/read_text_file.hpp"
 
@@ -128,7 +128,7 @@ CacheRemovalPlan whole_repo_plan(const std::filesystem::path& repo_path) {
       if (is_regular_file_itself(entry.path())) ++plan.blob_count;
     }
   }
-  plan.bytes_freed = store::bytes_below(repo_path);
+  plan.bytes_freed = cache_admin::bytes_below(repo_path);
   return plan;
 }
 
@@ -185,7 +185,7 @@ CacheRemovalPlan plan_cache_removal(const std::filesystem::path& cache_dir, cons
         repo_path / ".no_exist" / commit}) {
     if (exists_without_following(record)) plan.paths.push_back(record);
   }
-  for (const std::filesystem::path& path : plan.paths) plan.bytes_freed += store::bytes_below(path);
+  for (const std::filesystem::path& path : plan.paths) plan.bytes_freed += cache_admin::bytes_below(path);
   return plan;
 }
 
@@ -195,13 +195,13 @@ CacheRemovalPlan remove_from_cache(const std::filesystem::path& cache_dir, const
   const std::filesystem::path repo_path = plan_cache_removal(cache_dir, repo, revision).repo_path;
   const std::filesystem::path state_dir = store::state_dir_in_cache(cache_dir, repo);
   store::create_directories_within(repo_path, state_dir.lexically_relative(repo_path));
-  const store::TargetLock lock = store::lock_for_removal(state_dir);
-  const std::uint64_t lock_bytes = store::bytes_below(state_dir / "download.lock");
+  const store::TargetLock lock = cache_admin::lock_for_removal(state_dir);
+  const std::uint64_t lock_bytes = cache_admin::bytes_below(state_dir / "download.lock");
   // Planned again under the lock: a download may have added a snapshot since the first look.
   CacheRemovalPlan plan = plan_cache_removal(cache_dir, repo, revision);
   plan.bytes_freed = 0;
   for (const std::filesystem::path& path : plan.paths) {
-    plan.bytes_freed += store::remove_within(plan.whole_repo ? cache_dir : repo_path, path);
+    plan.bytes_freed += cache_admin::remove_within(plan.whole_repo ? cache_dir : repo_path, path);
   }
   // The lock file went with the repo, holding the PID this removal wrote into it: not space the user had
   // used.
@@ -212,7 +212,7 @@ CacheRemovalPlan remove_from_cache(const std::filesystem::path& cache_dir, const
     std::vector<std::filesystem::path> parents;
     for (const std::filesystem::path& path : plan.paths) {
       for (std::filesystem::path parent = path.parent_path();
-           store::is_within(repo_path, parent) && parent.parent_path() != repo_path && parent != repo_path;
+           cache_admin::is_within(repo_path, parent) && parent.parent_path() != repo_path && parent != repo_path;
            parent = parent.parent_path()) {
         parents.push_back(parent);
       }
@@ -220,7 +220,7 @@ CacheRemovalPlan remove_from_cache(const std::filesystem::path& cache_dir, const
     std::sort(parents.begin(), parents.end(), [](const auto& a, const auto& b) {
       return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
     });
-    for (const std::filesystem::path& parent : parents) store::remove_empty_directory_within(repo_path, parent);
+    for (const std::filesystem::path& parent : parents) cache_admin::remove_empty_directory_within(repo_path, parent);
   }
   return plan;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "store/read_method_chooser.hpp"
+#include "io/read_method_chooser.hpp"
 
-namespace hfget::store {
+namespace hfget::io {
 namespace {
 
 ReadMethod other(ReadMethod method) {
@@ -47,4 +47,4 @@ void ReadMethodChooser::record(ReadMethod method, std::uint64_t bytes, std::chro
   average = average ? (1 - kNewestWeight) * *average + kNewestWeight * sample : sample;
 }
 
-}  // namespace hfget::store
+}  // namespace hfget::io

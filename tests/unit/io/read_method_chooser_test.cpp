@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "store/read_method_chooser.hpp"
+#include "io/read_method_chooser.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <map>
 
-namespace hfget::store {
+namespace hfget::io {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -86,4 +86,4 @@ TEST(ReadMethodChooser, AFixedChooserAlwaysGivesItsMethod) {
 }
 
 }  // namespace
-}  // namespace hfget::store
+}  // namespace hfget::io
