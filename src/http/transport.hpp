@@ -8,7 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stop_token>
@@ -88,5 +90,9 @@ class Transport {
   virtual ~Transport() = default;
   virtual HttpResponse get(const RequestSpec& spec, BodySink& sink, std::stop_token stop = {}) = 0;
 };
+
+/// Makes a transport for each user of one (each download connection, the Hub client): libcurl in the program,
+/// a scripted one in tests.
+using TransportFactory = std::function<std::unique_ptr<Transport>()>;
 
 }  // namespace hfget::http

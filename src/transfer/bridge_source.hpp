@@ -40,8 +40,7 @@ class BridgeFile final : public FileSource {
   SignedUrlLease signed_url;
 };
 
-/// Makes a transport for each connection (libcurl in the program, a scripted one in tests).
-using TransportFactory = std::function<std::unique_ptr<http::Transport>()>;
+using http::TransportFactory;
 
 class BridgeSource final : public ByteSource {
  public:

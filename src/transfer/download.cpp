@@ -351,14 +351,23 @@ std::filesystem::path check_download_source(const DownloadOptions& options, std:
   return options.target().layout(listed.snapshot.commit)->snapshot_path();
 }
 
+// libcurl for every request; the stages are download_through's, below.
+DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
+  const http::TransportSettings transport = transfer::transport_settings(options);
+  return transfer::download_through(options, progress, std::move(stop),
+                                    [transport] { return std::make_unique<http::EasyRequest>(transport); });
+}
+
 // The table of contents: resolve → list → validate → select → plan → fetch (each file verified and
 // published as it completes) → verify the snapshot → report.
-DownloadReport download(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop) {
+DownloadReport transfer::download_through(const DownloadOptions& options, ProgressSink& progress, std::stop_token stop,
+                                          const http::TransportFactory& make_transport) {
   const auto started = std::chrono::steady_clock::now();
   check_download_options(options);
   if (options.offline) return transfer::offline_snapshot(options);
 
-  hub::HubClient hub(options.hub, stop);
+  const std::unique_ptr<http::Transport> hub_transport = make_transport();
+  hub::HubClient hub(options.hub, *hub_transport, stop);
   const ListedSnapshot listed = resolve_and_list(hub, options);
   if (listed.gated && !options.dry_run) check_access_to_files(hub, options, listed);
 
@@ -379,8 +388,9 @@ DownloadReport download(const DownloadOptions& options, ProgressSink& progress, 
   // fetch → verify → publish, file by file: fetch_all fetches each file's ranges, IncomingFile::verify checks
   // its hash as the last byte arrives, and the publish step (publish_into the layout) makes it visible at once.
   const transfer::PublishStep publish = transfer::publish_into(*layout);
-  const transfer::FetchResults fetched = transfer::fetch_all(report.files, options, listed.snapshot.commit,
-                                                             report.bytes_to_fetch, *layout, publish, progress, stop);
+  const transfer::FetchResults fetched =
+      transfer::fetch_all(report.files, options, listed.snapshot.commit, report.bytes_to_fetch, *layout, publish,
+                          make_transport, progress, stop);
   take_fetch_results(fetched, report, started);
   verify_download(listed, *layout, options, report, started, stop);
   return report;

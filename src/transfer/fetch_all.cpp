@@ -144,11 +144,12 @@ FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettin
 
 FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
                        std::uint64_t bytes_to_fetch, store::Layout& layout, const PublishStep& publish,
-                       ProgressSink& progress, std::stop_token outer_stop) {
+                       const http::TransportFactory& make_transport, ProgressSink& progress,
+                       std::stop_token outer_stop) {
   const HubConnection& hub = options.hub;
   const BridgeSettings bridge{hub.endpoint,     &hub.token,           options.repo,       commit,
                               hub.max_attempts, hub.retry_base_delay, hub.retry_max_time, nullptr};
-  BridgeSource source(bridge, transport_settings(options), progress);
+  BridgeSource source(bridge, transport_settings(options), make_transport, progress);
   FetchSettings settings;
   settings.connections = static_cast<std::size_t>(options.connections);
   const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);

@@ -11,6 +11,7 @@
 
 #include "hfget/download.hpp"
 #include "hfget/error.hpp"
+#include "http/transport.hpp"
 #include "store/layout.hpp"
 #include "transfer/byte_source.hpp"
 #include "transfer/chunk_scheduler.hpp"
@@ -49,6 +50,7 @@ FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettin
 /// the engine).
 FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
                        std::uint64_t bytes_to_fetch, store::Layout& layout, const PublishStep& publish,
-                       ProgressSink& progress, std::stop_token outer_stop);
+                       const http::TransportFactory& make_transport, ProgressSink& progress,
+                       std::stop_token outer_stop);
 
 }  // namespace hfget::transfer
