@@ -182,4 +182,18 @@ class FakeTransport final : public http::Transport {
   std::vector<RecordedRequest> requests_;
 };
 
+// One connection's transport when the connections of a download share one scripted transport (a transport
+// factory hands out one per connection): sends through `shared`, which must outlive it.
+template <typename Shared>
+class LentTransport final : public http::Transport {
+ public:
+  explicit LentTransport(Shared& shared) : shared_(shared) {}
+  http::HttpResponse get(const http::RequestSpec& spec, http::BodySink& sink, std::stop_token stop) override {
+    return shared_.get(spec, sink, stop);
+  }
+
+ private:
+  Shared& shared_;
+};
+
 }  // namespace hfget::test_support

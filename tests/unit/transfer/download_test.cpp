@@ -49,18 +49,6 @@ std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
-// One connection's transport: sends through the test's shared, scripted one.
-class Lent final : public http::Transport {
- public:
-  explicit Lent(FakeTransport& shared) : shared_(shared) {}
-  http::HttpResponse get(const http::RequestSpec& spec, http::BodySink& sink, std::stop_token stop) override {
-    return shared_.get(spec, sink, stop);
-  }
-
- private:
-  FakeTransport& shared_;
-};
-
 class Silent final : public ProgressSink {};
 
 struct DownloadTest : ::testing::Test {
@@ -105,7 +93,8 @@ struct DownloadTest : ::testing::Test {
   }
 
   DownloadReport run() {
-    return download_through(options(), progress, {}, [this] { return std::make_unique<Lent>(transport); });
+    return download_through(options(), progress, {},
+                            [this] { return std::make_unique<test_support::LentTransport<FakeTransport>>(transport); });
   }
 };
 

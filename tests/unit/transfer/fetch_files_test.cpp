@@ -87,19 +87,6 @@ class OneRangeAtATimeCdn {
   int refused_ = 0;
 };
 
-// One connection's transport: sends through the test's shared one.
-template <typename Shared>
-class Lent final : public http::Transport {
- public:
-  explicit Lent(Shared& shared) : shared_(shared) {}
-  http::HttpResponse get(const http::RequestSpec& spec, http::BodySink& sink, std::stop_token stop) override {
-    return shared_.get(spec, sink, stop);
-  }
-
- private:
-  Shared& shared_;
-};
-
 class RecordingProgress final : public ProgressSink {
  public:
   void on_retry(const RemoteFile& /*file*/, int /*attempt*/, std::string_view reason,
@@ -171,8 +158,8 @@ struct FetchFilesTest : ::testing::Test {
   template <typename Shared>
   FetchResults fetch(Shared& shared, const FetchSettings& settings) {
     BridgeSource source(
-        bridge_settings(), http::TransportSettings{}, [&shared] { return std::make_unique<Lent<Shared>>(shared); },
-        progress);
+        bridge_settings(), http::TransportSettings{},
+        [&shared] { return std::make_unique<test_support::LentTransport<Shared>>(shared); }, progress);
     return fetch_files(plan, settings, source, *layout, publish_into(*layout), progress, {});
   }
 
