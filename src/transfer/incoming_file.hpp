@@ -85,8 +85,9 @@ class IncomingFile {
   /// Every byte is in: compares the hash. A match is kVerified: the file is ready for publish(). A mismatch is
   /// transport corruption while each wrong hash differs from the one before: the bytes are discarded and, after a
   /// backoff (ended early by `stop`), the file is downloaded again (kStartOver), up to max_passes downloads.
-  /// The same wrong hash twice means the server's bytes are not the listed ones: Error{kVerificationFailed}
-  /// at once, naming both hashes; so does a wrong hash on the last pass. Stopped during the backoff:
+  /// The same wrong hash twice in a row (three times for a file under 1 MiB, where a flip has few places to
+  /// land) means the server's bytes are not the listed ones: Error{kVerificationFailed} at once, naming both
+  /// hashes; so does a wrong hash on the last pass. Stopped during the backoff:
   /// Error{kInterrupted}.
   Verdict verify(const std::stop_token& stop = {});
   /// After kVerified: hands the partial file to `publish` (journal removed first: killed in between, the
@@ -117,8 +118,9 @@ class IncomingFile {
   IncomingFileSettings settings_;
   int pass_ = 1;  // downloads of the file so far, this one included (restarts after a change count too)
   int corrupt_passes_ = 0;
-  int changes_ = 0;              // times the file changed on the server (another ETag) during this run
-  std::string last_wrong_hash_;  // what the previous corrupt download hashed to
+  int changes_ = 0;                 // times the file changed on the server (another ETag) during this run
+  std::string last_wrong_hash_;     // what the previous corrupt download hashed to
+  int identical_wrong_hashes_ = 0;  // corrupt downloads in a row, up to this one, that hashed to last_wrong_hash_
   std::optional<store::BodyValidator> changed_to_;  // the new ETag, once the file changed on the server
   std::atomic<std::uint64_t> bytes_received_{0};
 };

@@ -333,6 +333,25 @@ TEST(IncomingFileHashCheck, TheSameWrongHashTwiceFailsAtOnceNamingBothHashes) {
   EXPECT_TRUE(f.blob(file).empty()) << "nothing published";
 }
 
+TEST(IncomingFileHashCheck, ASmallFileNeedsTheSameWrongHashThreeTimes) {
+  Fixture f;
+  // 250 bytes: a byte flipped in transit lands where it landed before once in a few hundred pairs.
+  const RemoteFile file = f.add_file("config.json", 250);
+  int passes = 0;
+  const std::optional<Error> twice_then_good = download_with_flips(f, file, {17, 17}, 8, passes);
+  EXPECT_FALSE(twice_then_good.has_value()) << twice_then_good->what();
+  EXPECT_EQ(passes, 3);
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+
+  Fixture g;
+  const RemoteFile same = g.add_file("config.json", 250);
+  const std::optional<Error> three_times = download_with_flips(g, same, {17, 17, 17, 17}, 8, passes);
+  ASSERT_TRUE(three_times.has_value());
+  EXPECT_EQ(three_times->code(), ErrorCode::kVerificationFailed);
+  EXPECT_EQ(passes, 3) << "the third identical hash ends it, with retries left";
+  EXPECT_NE(std::string(three_times->what()).find("three times"), std::string::npos) << three_times->what();
+}
+
 TEST(IncomingFileHashCheck, CorruptionEveryTimeEndsAfterTheLastPass) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 2 * kMiB);
