@@ -778,7 +778,7 @@ def target_lines(scenario: str, cap: float | None, results: list[Result], total:
     return lines
 
 
-def max_speed_lines(rows: list[dict]) -> list[str]:
+def max_speed_lines(rows: list[dict], unlimited_rate: float | None) -> list[str]:
     if not rows:
         return []
     lines = ["\nhfget --max-speed on the unlimited scenario (achieved from the first to the last progress event; "
@@ -795,6 +795,8 @@ def max_speed_lines(rows: list[dict]) -> list[str]:
                   if "window_min" in row else "- (run < 10 s)")
         check = "PASS" if abs(ratio - 1) <= 0.05 else "MISS"
         check += f" ({ratio - 1:+.1%})" + ("; the model ran out before the time" if row["completed"] else "")
+        if check.startswith("MISS") and unlimited_rate and unlimited_rate < row["asked"]:
+            check += f"; asked more than the unlimited default run's {unlimited_rate / 1e6:.0f} MB/s"
         lines.append(f"{row['rate']:>8} {row['asked'] / 1e6:>10.1f} {row['achieved'] / 1e6:>9.1f} {ratio:>6.3f} "
                      f"{window:>26} {row['seconds']:>7.1f} {row['anon_kib'] / 1024:>8.1f}  {check}")
     return lines
@@ -1025,7 +1027,7 @@ def main() -> int:
                       f"5): to /dev/null {limits['null_mbps']:.0f} MB/s, to a file {limits['file_mbps']:.0f} MB/s{share}")
             print("\n".join(targets[scenario]))
         if speed_rows:
-            print("\n".join(max_speed_lines(speed_rows)))
+            print("\n".join(max_speed_lines(speed_rows, unlimited_rate)))
         print(f"\nconns: hfget's final connection count (the last `connections` JSON event; a fixed variant's N when "
               f"it sends none); anon/file MiB: peak RssAnon / RssFile of the largest process, sampled every 100 ms "
               f"(issue 17's target: anon <= 64 MiB); ceiling for the 8m target: {ceiling or 'unknown'}")
