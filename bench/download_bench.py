@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Benchmark `hfget download` against aria2c, curl and the @huggingface/hub JS client, on loopback.
 
-    python3 bench/download_bench.py [--size 2GiB] [--shards 64] [--rate-cap 40m] [--repeat 3]
+    python3 bench/download_bench.py [--size 2GiB] [--shards 64] [--rate-cap 8m,40m] [--repeat 3]
                                     [--hfget build/hfget] [--tools hfget,hfget-c32,aria2c,curl,curl-p8,hub-js]
                                     [--scenarios unlimited,capped] [--variant NAME=FLAGS] [--json-out FILE]
-                                    [--hfget-baseline OTHER/hfget]
+                                    [--hfget-baseline OTHER/hfget] [--connection-sweep 16,32,64,128]
+                                    [--max-speed-rates 10M,100M,1G] [--work /dev/shm/bench]
 
 It writes a synthetic sharded model (tests/fixtures/make_model.py), serves it with the bundled Hub emulator +
 nginx as the CDN (tests/integration/harness.py) on 127.0.0.1/127.0.0.2, and downloads the whole repo with
 each tool into a fresh directory, checking afterwards that every file is there with the source's size and
-SHA-256. Two scenarios, each with its own pair of servers:
+SHA-256. Scenarios, each with its own pair of servers:
 
-  unlimited  plain loopback: measures CPU cost and connection strategy, not a network;
-  capped     nginx `limit_rate` per connection (--rate-cap, default 40m = 40 MiB/s), standing in for the
-             per-flow limit of a CDN edge or a long WAN path: here the number of busy connections matters.
+  unlimited     plain loopback: measures CPU cost and connection strategy, not a network;
+  capped-RATE   nginx `limit_rate` per connection, one scenario per --rate-cap value (default 8m,40m = 8 and
+                40 MiB/s; `--scenarios capped` means all of them), standing in for the per-flow limit of a CDN
+                edge or a long WAN path: here the number of busy connections matters.
 
 Tools (one at a time, each into a fresh directory):
   hfget      hfget download ORG/NAME --local-dir D --progress json   (default flags)
@@ -21,6 +23,9 @@ Tools (one at a time, each into a fresh directory):
   aria2c     aria2c -x16 -s16 -j8 --input-file LIST  (LIST: each file's /resolve/main/ URL with dir=/out=)
   curl       curl -sSfL --create-dirs -o OUT URL, one file at a time (xargs -P1)
   curl-p8    the same, 8 at a time (xargs -P8)
+  curl-p16   the same, 16 at a time (issue 17's "curl x16"; not in the default --tools)
+  hf, hf-w16 `hf download ORG/NAME --local-dir D --max-workers 8|16` (huggingface_hub), HF_ENDPOINT at the
+             emulator, hf_transfer off (not in the default --tools; skipped when `hf` is not on PATH)
   hub-js     @huggingface/hub snapshotDownload() under node (bench/hub_js_download.mjs; needs
              `npm install --prefix bench`; skipped with a message when node or the package is missing)
   --variant NAME=FLAGS adds hfget-NAME: hfget with extra flags (e.g. c8="--chunk-size 8MiB").
@@ -28,11 +33,19 @@ Tools (one at a time, each into a fresh directory):
              flags, in the same run and round-robin with the others, so both see the same machine; a comparison
              line per scenario gives the median walls, their ratio and whether the Hub and CDN request counts
              (and, unlimited, the no-op re-run's requests) are the same.
+  --connection-sweep N,N adds hfget-cN: hfget with a fixed --connections N, beside the default flags (the
+             connection controller). Under each table: default vs the best fixed row and vs curl-p16, and issue
+             17's targets for that scenario with PASS/MISS and the margin.
+  --max-speed-rates R,R  after the unlimited runs, hfget --max-speed R, cut after --max-speed-seconds: achieved
+             vs asked and the worst 10 s window, from the JSON progress events.
+  A variant or row needing a flag this hfget's --help does not list reads "n/a: flag missing (...)".
 
 For each: wall seconds; wall plus a sync() right after (hfget fdatasyncs every file before publishing it, the
 others leave their data in the page cache, so "+sync" is the like-for-like time to durable files);
 throughput; CPU seconds (user+sys of the tool and its reaped children, from wait4) and CPU seconds per GB;
-peak RSS (ru_maxrss: for xargs+curl, of the largest single process); the requests the Hub and the CDN saw
+peak RSS (ru_maxrss: for xargs+curl, of the largest single process), and peak RssAnon and RssFile sampled
+every 100 ms from /proc (the largest process; anonymous memory is what issue 17's 64 MiB target is on);
+hfget's final connection count (`conns`: its last {"event":"connections"} JSON event, or a fixed N); the requests the Hub and the CDN saw
 and the body bytes they sent, as a multiple of the model's size; the CPU the servers (nginx + emulator)
 used and the CPU anything else on the machine used meanwhile (noise); the time relative to hfget's.
 Every tool runs --repeat times (default 3, round-robin, except that a tool whose first run took longer than
@@ -43,7 +56,7 @@ the median wall time, and the spread column the fastest and slowest. Before each
 
 hfget also gets, in the unlimited scenario, a no-op re-run on the complete download (it must send only the
 revision and listing requests), and in the capped scenario a resume: SIGKILL once about half the bytes are on
-disk, then the same command again, reporting the bytes re-fetched against the bytes that were missing.
+disk (in the last capped scenario), then the same command again, reporting the bytes re-fetched against the bytes that were missing.
 
 Every child has a timeout and runs in its own process group; servers are stopped by PID; temp dirs are removed.
 """
