@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Benchmark `hfget download` against aria2c, curl and the @huggingface/hub JS client, on loopback.
 
-    python3 bench/download_bench.py [--size 2GiB] [--shards 64] [--rate-cap 40m] [--repeat 3]
+    python3 bench/download_bench.py [--size 2GiB] [--shards 64] [--rate-cap 8m,40m] [--repeat 3]
                                     [--hfget build/hfget] [--tools hfget,hfget-c32,aria2c,curl,curl-p8,hub-js]
                                     [--scenarios unlimited,capped] [--variant NAME=FLAGS] [--json-out FILE]
-                                    [--hfget-baseline OTHER/hfget]
+                                    [--hfget-baseline OTHER/hfget] [--connection-sweep 16,32,64,128]
+                                    [--max-speed-rates 10M,100M,1G] [--work /dev/shm/bench]
 
 It writes a synthetic sharded model (tests/fixtures/make_model.py), serves it with the bundled Hub emulator +
 nginx as the CDN (tests/integration/harness.py) on 127.0.0.1/127.0.0.2, and downloads the whole repo with
 each tool into a fresh directory, checking afterwards that every file is there with the source's size and
-SHA-256. Two scenarios, each with its own pair of servers:
+SHA-256. Scenarios, each with its own pair of servers:
 
-  unlimited  plain loopback: measures CPU cost and connection strategy, not a network;
-  capped     nginx `limit_rate` per connection (--rate-cap, default 40m = 40 MiB/s), standing in for the
-             per-flow limit of a CDN edge or a long WAN path: here the number of busy connections matters.
+  unlimited     plain loopback: measures CPU cost and connection strategy, not a network;
+  capped-RATE   nginx `limit_rate` per connection, one scenario per --rate-cap value (default 8m,40m = 8 and
+                40 MiB/s; `--scenarios capped` means all of them), standing in for the per-flow limit of a CDN
+                edge or a long WAN path: here the number of busy connections matters.
 
 Tools (one at a time, each into a fresh directory):
   hfget      hfget download ORG/NAME --local-dir D --progress json   (default flags)
@@ -21,6 +23,9 @@ Tools (one at a time, each into a fresh directory):
   aria2c     aria2c -x16 -s16 -j8 --input-file LIST  (LIST: each file's /resolve/main/ URL with dir=/out=)
   curl       curl -sSfL --create-dirs -o OUT URL, one file at a time (xargs -P1)
   curl-p8    the same, 8 at a time (xargs -P8)
+  curl-p16   the same, 16 at a time (issue 17's "curl x16"; not in the default --tools)
+  hf, hf-w16 `hf download ORG/NAME --local-dir D --max-workers 8|16` (huggingface_hub), HF_ENDPOINT at the
+             emulator, hf_transfer off (not in the default --tools; skipped when `hf` is not on PATH)
   hub-js     @huggingface/hub snapshotDownload() under node (bench/hub_js_download.mjs; needs
              `npm install --prefix bench`; skipped with a message when node or the package is missing)
   --variant NAME=FLAGS adds hfget-NAME: hfget with extra flags (e.g. c8="--chunk-size 8MiB").
@@ -28,11 +33,19 @@ Tools (one at a time, each into a fresh directory):
              flags, in the same run and round-robin with the others, so both see the same machine; a comparison
              line per scenario gives the median walls, their ratio and whether the Hub and CDN request counts
              (and, unlimited, the no-op re-run's requests) are the same.
+  --connection-sweep N,N adds hfget-cN: hfget with a fixed --connections N, beside the default flags (the
+             connection controller). Under each table: default vs the best fixed row and vs curl-p16, and issue
+             17's targets for that scenario with PASS/MISS and the margin.
+  --max-speed-rates R,R  after the unlimited runs, hfget --max-speed R, cut after --max-speed-seconds: achieved
+             vs asked and the worst 10 s window, from the JSON progress events.
+  A variant or row needing a flag this hfget's --help does not list reads "n/a: flag missing (...)".
 
 For each: wall seconds; wall plus a sync() right after (hfget fdatasyncs every file before publishing it, the
 others leave their data in the page cache, so "+sync" is the like-for-like time to durable files);
 throughput; CPU seconds (user+sys of the tool and its reaped children, from wait4) and CPU seconds per GB;
-peak RSS (ru_maxrss: for xargs+curl, of the largest single process); the requests the Hub and the CDN saw
+peak RSS (ru_maxrss: for xargs+curl, of the largest single process), and peak RssAnon and RssFile sampled
+every 100 ms from /proc (the largest process; anonymous memory is what issue 17's 64 MiB target is on);
+hfget's final connection count (`conns`: its last {"event":"connections"} JSON event, or a fixed N); the requests the Hub and the CDN saw
 and the body bytes they sent, as a multiple of the model's size; the CPU the servers (nginx + emulator)
 used and the CPU anything else on the machine used meanwhile (noise); the time relative to hfget's.
 Every tool runs --repeat times (default 3, round-robin, except that a tool whose first run took longer than
@@ -43,7 +56,7 @@ the median wall time, and the spread column the fastest and slowest. Before each
 
 hfget also gets, in the unlimited scenario, a no-op re-run on the complete download (it must send only the
 revision and listing requests), and in the capped scenario a resume: SIGKILL once about half the bytes are on
-disk, then the same command again, reporting the bytes re-fetched against the bytes that were missing.
+disk (in the last capped scenario), then the same command again, reporting the bytes re-fetched against the bytes that were missing.
 
 Every child has a timeout and runs in its own process group; servers are stopped by PID; temp dirs are removed.
 """
@@ -54,6 +67,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -75,9 +89,12 @@ import harness  # noqa: E402
 from make_model import parse_size  # noqa: E402
 
 REPO = "bench/model"
-ALL_TOOLS = ("hfget", "hfget-c32", "aria2c", "curl", "curl-p8", "hub-js")
+DEFAULT_TOOLS = ("hfget", "hfget-c32", "aria2c", "curl", "curl-p8", "hub-js")
+# Not in the default set (the tables of earlier runs were made without them): curl 16 at a time, the issue 17
+# peer, and `hf download` of huggingface_hub (8 workers, its default, and 16).
+ALL_TOOLS = DEFAULT_TOOLS + ("curl-p16", "hf", "hf-w16")
 BASELINE = "hfget-baseline"   # --hfget-baseline: another hfget binary, default flags
-ALL_SCENARIOS = ("unlimited", "capped")
+ALL_SCENARIOS = ("unlimited", "capped")   # "capped" stands for one capped-RATE scenario per --rate-cap value
 GB, GIB, MIB = 1e9, 2**30, 2**20
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -174,6 +191,57 @@ def server_groups(hub: harness.Hub) -> set[int]:
     return groups
 
 
+def descendants(pid: int) -> list[int]:
+    """pid and every process below it (/proc/PID/task/PID/children), read now."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        try:
+            pending += [int(child) for child in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+class MemorySampler:
+    """Peak RssAnon and RssFile (KiB) of the largest single process under a PID, sampled every `interval` s.
+
+    ru_maxrss counts file-backed pages too: a tool that maps the files it writes or hashes shows their page
+    cache as its RSS. The issue's target (<= 64 MiB) is on anonymous memory, which only sampling can separate.
+    A sample every 100 ms can miss a shorter peak; the figure is a lower bound of the true peak."""
+
+    def __init__(self, pid: int, interval: float = 0.1) -> None:
+        self.pid, self.interval = pid, interval
+        self.peak_anon_kib = self.peak_file_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        for pid in descendants(self.pid):
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            values = {}
+            for line in status.splitlines():
+                key, _, rest = line.partition(":")
+                if key in ("RssAnon", "RssFile"):
+                    values[key] = int(rest.split()[0])
+            self.peak_anon_kib = max(self.peak_anon_kib, values.get("RssAnon", 0))
+            self.peak_file_kib = max(self.peak_file_kib, values.get("RssFile", 0))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
 @dataclass
 class Measured:
     code: int
@@ -186,6 +254,8 @@ class Measured:
     other_cpu: float     # CPU anything else used meanwhile (busy - tool - servers)
     stdout: str
     stderr: str
+    peak_anon_kib: int = 0   # sampled RssAnon / RssFile of the largest process (MemorySampler)
+    peak_file_kib: int = 0
 
     @property
     def cpu(self) -> float:
@@ -216,10 +286,12 @@ def run_measured(argv: list[str], *, env: dict[str, str], timeout: float, log_di
 
     watchdog = threading.Timer(timeout, kill_group)
     watchdog.start()
+    sampler = MemorySampler(process.pid)
     try:
         _, status, usage = os.wait4(process.pid, 0)
     finally:
         watchdog.cancel()
+        sampler.stop()
     wall = time.monotonic() - started
     busy = busy_cpu_seconds() - busy_before
     servers_cpu = group_cpu_seconds(servers) - servers_before
@@ -239,7 +311,8 @@ def run_measured(argv: list[str], *, env: dict[str, str], timeout: float, log_di
         user_text, system_text, maxrss_text = usage_path.read_text().split()
         user, system, maxrss = float(user_text), float(system_text), int(maxrss_text)
     other = max(0.0, busy - (usage.ru_utime + usage.ru_stime) - servers_cpu)
-    return Measured(process.returncode, wall, synced, user, system, maxrss, servers_cpu, other, stdout, stderr)
+    return Measured(process.returncode, wall, synced, user, system, maxrss, servers_cpu, other, stdout, stderr,
+                    sampler.peak_anon_kib, sampler.peak_file_kib)
 
 
 def bytes_on_disk(root: Path) -> int:
@@ -307,6 +380,14 @@ def parse_json_lines(text: str) -> list[dict]:
     return events
 
 
+def parse_rate(text: str) -> float:
+    """Bytes per second from "8m", "1.5G", "200k" or "1000": curl's and nginx's suffixes, powers of 1024."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kKmMgG]?)\s*", text)
+    if not match:
+        raise ValueError(f"not a rate: {text!r}")
+    return float(match.group(1)) * 1024 ** " kmg".index(match.group(2).lower() or " ")
+
+
 # ------------------------------------------------------------------------------------------ tools
 
 @dataclass
@@ -317,6 +398,9 @@ class Result:
     synced: float | None = None
     cpu: float | None = None
     maxrss_kib: int | None = None
+    anon_kib: int | None = None       # sampled peak RssAnon (MemorySampler)
+    file_kib: int | None = None       # sampled peak RssFile
+    connections: int | None = None    # hfget's final connection count (last `connections` event; fixed: N)
     servers_cpu: float | None = None
     other_cpu: float | None = None
     hub_requests: int | None = None
@@ -337,6 +421,26 @@ class Bench:
         # A generous bound: 60 s plus the whole model at 4 MB/s, which every tool beats by far.
         self.timeout = 60 + self.total / 4e6
         self.node = shutil.which("node")
+        # The flags this hfget knows: a variant or row that needs one it lacks (the controller's flags before
+        # they land) says "n/a: flag missing" instead of failing the run.
+        help_text = subprocess.run([args.hfget, "download", "--help"], capture_output=True, text=True,
+                                   timeout=30).stdout
+        self.hfget_flags = set(re.findall(r"(--[a-z][a-z0-9-]*)", help_text))
+        ceiling = re.search(r"--max-connections\s+INT=(\d+)", help_text)
+        self.ceiling = int(ceiling.group(1)) if ceiling else None
+
+    def extra_flags(self, tool: str) -> list[str]:
+        return ["--connections", "32"] if tool == "hfget-c32" else list(self.args.variants.get(tool, []))
+
+    def fixed_connections(self, tool: str) -> int | None:
+        """N for a variant that fixes --connections N; None for the default flags (the controller)."""
+        flags = self.extra_flags(tool)
+        if "--connections" in flags[:-1]:
+            return int(flags[flags.index("--connections") + 1])
+        return None
+
+    def missing_flags(self, flags: list[str]) -> list[str]:
+        return [f for f in flags if f.startswith("--") and f.split("=")[0] not in self.hfget_flags]
 
     def fresh(self, name: str) -> Path:
         return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.work))
@@ -356,7 +460,7 @@ class Bench:
         home.mkdir()
         target = run_dir / "download"
         if tool.startswith("hfget"):
-            extra = ["--connections", "32"] if tool == "hfget-c32" else self.args.variants.get(tool, [])
+            extra = self.extra_flags(tool)
             return self.hfget_argv(target, extra, self.binary_of(tool)), harness.clean_hfget_env(home, hub.url), target
         env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8",
                "HOME": str(home), "NO_PROXY": "*", "no_proxy": "*"}
@@ -367,12 +471,18 @@ class Bench:
             return (["aria2c", "--no-conf", "-x16", "-s16", "-j8", f"--input-file={listing}",
                      "--console-log-level=warn", "--summary-interval=0", "--download-result=hide",
                      "--max-tries=3", "--retry-wait=1"], env, target)
-        if tool in ("curl", "curl-p8"):
+        if tool in ("curl", "curl-p8", "curl-p16"):
             listing = run_dir / "curl.args"
             listing.write_bytes(b"".join(f"{target / relative}\0{url}\0".encode() for relative, url in self.urls(hub)))
-            parallel = "8" if tool == "curl-p8" else "1"
+            parallel = {"curl-p8": "8", "curl-p16": "16"}.get(tool, "1")
             return (["xargs", "-0", "-n", "2", "-P", parallel, "-a", str(listing),
                      "curl", "-sSfL", "--create-dirs", "-o"], env, target)
+        if tool in ("hf", "hf-w16"):
+            # huggingface_hub's own download (hf_transfer off: it is not what users get by default).
+            env.update({"HF_ENDPOINT": hub.url, "HF_HOME": str(home / ".cache" / "huggingface"),
+                        "HF_HUB_DISABLE_TELEMETRY": "1"})
+            workers = "16" if tool == "hf-w16" else "8"
+            return ["hf", "download", REPO, "--local-dir", str(target), "--max-workers", workers], env, target
         if tool == "hub-js":
             # snapshotDownload prints a debug line per file on stdout; the snapshot folder is the last line.
             return [self.node, str(BENCH / "hub_js_download.mjs"), hub.url, REPO, str(target)], env, target
@@ -384,9 +494,12 @@ class Bench:
                 return "node is not installed"
             if not (BENCH / "node_modules" / "@huggingface" / "hub" / "package.json").exists():
                 return "@huggingface/hub is not installed: run `npm install --prefix bench`"
-        program = {"aria2c": "aria2c", "curl": "curl", "curl-p8": "curl"}.get(tool)
+        program = {"aria2c": "aria2c", "curl": "curl", "curl-p8": "curl", "curl-p16": "curl", "hf": "hf",
+                   "hf-w16": "hf"}.get(tool)
         if program and not shutil.which(program):
             return f"{program} is not installed"
+        if tool.startswith("hfget") and (missing := self.missing_flags(self.extra_flags(tool))):
+            return f"n/a: flag missing ({', '.join(missing)})"
         return None
 
     def run_tool(self, scenario: str, tool: str, hub: harness.Hub, repeat: int) -> Result:
@@ -409,6 +522,11 @@ class Bench:
             result.wall, result.synced, result.cpu = measured.wall, measured.synced, measured.cpu
             result.maxrss_kib, result.servers_cpu, result.other_cpu = (measured.maxrss_kib, measured.servers_cpu,
                                                                        measured.other_cpu)
+            result.anon_kib, result.file_kib = measured.peak_anon_kib, measured.peak_file_kib
+            if tool.startswith("hfget"):
+                counts = [e for e in parse_json_lines(measured.stderr) if e.get("event") == "connections"]
+                result.connections = int(counts[-1]["count"]) if counts else self.fixed_connections(tool)
+                result.extra["connection_changes"] = len(counts)
             hub_log, cdn_log = hub.hub_requests(), hub.cdn_requests()
             result.hub_requests, result.cdn_requests = len(hub_log), len(cdn_log)
             result.bytes_sent = sent_bytes(hub_log, cdn_log)
@@ -461,6 +579,68 @@ class Bench:
                      for r in hub.hub_requests()]
         return {"exit": measured.code, "wall": measured.wall, "cpu": measured.cpu,
                 "hub_requests": hub_paths, "cdn_requests": len(hub.cdn_requests())}
+
+    def max_speed(self, hub: harness.Hub, rate_text: str) -> dict:
+        """hfget --max-speed RATE for at most --max-speed-seconds, then SIGKILL: the run is cut short instead of
+        sized by --include, so every rate gets the same measuring time whatever the model's size (a 10 MB/s
+        run of the whole model would take minutes). The achieved rate and the 10 s windows come from the JSON
+        progress events (--progress-interval 1), each stamped here on arrival with the monotonic clock: their
+        own `time` field has whole seconds only. The first event is the origin, so start-up (revision, listing)
+        is not counted; a run that completes before the time is up ends at its `done` event."""
+        asked = parse_rate(rate_text)
+        row = {"rate": rate_text, "asked": asked}
+        if missing := self.missing_flags(["--max-speed"]):
+            row["note"] = f"n/a: flag missing ({missing[0]})"
+            return row
+        run_dir = self.fresh("max-speed")
+        try:
+            home = run_dir / "home"
+            home.mkdir()
+            env = harness.clean_hfget_env(home, hub.url)
+            argv = self.hfget_argv(run_dir / "download", ["--max-speed", rate_text, "--progress-interval", "1"])
+            if self.args.idle_wait > 0:
+                wait_for_idle(self.args.idle_wait)
+            print(f"[unlimited] hfget --max-speed {rate_text} for up to {self.args.max_speed_seconds:.0f}s ...",
+                  file=sys.stderr, flush=True)
+            samples: list[tuple[float, dict]] = []
+            process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, start_new_session=True)
+            sampler = MemorySampler(process.pid)
+
+            def read_events() -> None:
+                for line in process.stderr:
+                    now = time.monotonic()
+                    samples.extend((now, e) for e in parse_json_lines(line.decode(errors="replace")))
+
+            reader = threading.Thread(target=read_events, daemon=True)
+            reader.start()
+            try:
+                process.wait(timeout=self.args.max_speed_seconds)
+                completed = process.returncode == 0
+            except subprocess.TimeoutExpired:
+                completed = False
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)
+            sampler.stop()
+            reader.join(timeout=10)
+            points = [(t, int(e["bytes_this_run"])) for t, e in samples
+                      if e.get("event") in ("progress", "done") and "bytes_this_run" in e]
+            row.update({"completed": completed, "anon_kib": sampler.peak_anon_kib, "events": len(points)})
+            if len(points) < 2 or points[-1][0] - points[0][0] < 2:
+                row["note"] = f"too few progress events ({len(points)}) to measure a rate"
+                return row
+            (t0, b0), (t1, b1) = points[0], points[-1]
+            row.update({"seconds": t1 - t0, "bytes": b1 - b0, "achieved": (b1 - b0) / (t1 - t0)})
+            windows = []
+            for i, (ta, ba) in enumerate(points):
+                later = next(((tb, bb) for tb, bb in points[i + 1:] if tb - ta >= 10.0), None)
+                if later:
+                    windows.append((later[1] - ba) / (later[0] - ta))
+            if windows:
+                row["window_min"], row["window_max"] = min(windows), max(windows)
+            return row
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
 
     def resume(self, hub: harness.Hub) -> dict:
         """SIGKILL hfget at about half the bytes on disk, re-run, compare re-fetched with missing bytes."""
@@ -540,7 +720,8 @@ def table(scenario: str, results: list[Result], total: int, files: int, title: s
              + (f"; median of up to {repeats} runs (spread: fastest-slowest wall)" if repeats > 1 else ""), ""]
     header = (f"{'tool':<{width}} {'wall s':>7} {'+sync s':>8} {'MB/s':>6} {'CPU s':>6} {'CPU s/GB':>8} "
               f"{'RSS MiB':>7} {'hub req':>7} {'CDN req':>7} {'sent/size':>9} {'srv CPU':>7} {'other':>5} "
-              f"{'x hfget':>7} {'x +sync':>7}" + (f" {'spread':>11}" if repeats > 1 else "") + "  check")
+              f"{'x hfget':>7} {'x +sync':>7} {'conns':>5} {'anon MiB':>8} {'file MiB':>8}"
+              + (f" {'spread':>11}" if repeats > 1 else "") + "  check")
     lines += [header, "-" * len(header)]
     for r in rows:
         if r.wall is None:
@@ -549,11 +730,89 @@ def table(scenario: str, results: list[Result], total: int, files: int, title: s
         ratio = f"{r.wall / base.wall:.2f}" if base and r.ok else "-"
         ratio_synced = f"{r.synced / base.synced:.2f}" if base and r.ok else "-"
         spread = f" {min(r.walls):>5.2f}-{max(r.walls):<5.2f}" if repeats > 1 else ""
+        conns = str(r.connections) if r.connections is not None else "-"
+        anon = f"{r.anon_kib / 1024:.1f}" if r.anon_kib else "-"
+        mapped = f"{r.file_kib / 1024:.1f}" if r.file_kib else "-"
         lines.append(f"{r.tool:<{width}} {r.wall:>7.2f} {r.synced:>8.2f} {total / r.wall / 1e6:>6.0f} {r.cpu:>6.2f} "
                      f"{r.cpu / (total / GB):>8.2f} {r.maxrss_kib / 1024:>7.1f} {r.hub_requests:>7} "
                      f"{r.cdn_requests:>7} {r.bytes_sent / total:>9.3f} {r.servers_cpu:>7.2f} {r.other_cpu:>5.1f} "
-                     f"{ratio:>7} {ratio_synced:>7}{spread}  {'ok' if r.ok else r.note}")
+                     f"{ratio:>7} {ratio_synced:>7} {conns:>5} {anon:>8} {mapped:>8}{spread}  "
+                     f"{'ok' if r.ok else r.note}")
     return "\n".join(lines)
+
+
+def rate_of(row: Result | None, total: int) -> float | None:
+    return total / row.wall if row is not None and row.ok and row.wall else None
+
+
+def verdict(value: float, goal: float) -> str:
+    return f"{'PASS' if value >= goal else 'MISS'} (margin {value / goal - 1:+.1%})"
+
+
+def target_lines(scenario: str, cap: float | None, results: list[Result], total: int, fixed: dict[str, int],
+                 ceiling: int | None, unlimited_rate: float | None) -> list[str]:
+    """Per scenario: default flags against the best fixed --connections and against curl x16, and issue 17's
+    targets with PASS/MISS and the margin (value / goal - 1). Rates are the median run's, in MB/s (1e6)."""
+    rows = {r.tool: r for r in results if r.scenario == scenario}
+    default = rate_of(rows.get("hfget"), total)
+    if default is None:
+        return [f"[{scenario}] no ratios: hfget with default flags did not run or failed"]
+    fixed_rates = {tool: rate_of(rows.get(tool), total) for tool in fixed}
+    fixed_rates = {tool: rate for tool, rate in fixed_rates.items() if rate}
+    lines = []
+    best_tool = max(fixed_rates, key=fixed_rates.get) if fixed_rates else None
+    best = fixed_rates.get(best_tool)
+    if best:
+        lines.append(f"[{scenario}] default {default / 1e6:.0f} MB/s vs best fixed {best_tool} {best / 1e6:.0f} MB/s: "
+                     f"ratio {default / best:.3f}")
+    curl16 = rate_of(rows.get("curl-p16"), total)
+    if curl16:
+        lines.append(f"[{scenario}] default vs curl x16 {curl16 / 1e6:.0f} MB/s: ratio {default / curl16:.2f}")
+    cap_mib = cap / MIB if cap else None
+    if cap and abs(cap_mib - 40) < 0.5:
+        if curl16:
+            lines.append(f"[{scenario}] target >= 1.8 x curl x16: {verdict(default, 1.8 * curl16)}")
+        if best:
+            lines.append(f"[{scenario}] target within 10 % of best fixed: {verdict(default, 0.9 * best)}")
+    elif cap and abs(cap_mib - 8) < 0.5:
+        lines.append(f"[{scenario}] target >= 400 MB/s (2-core machine): {verdict(default, 400e6)}")
+        bounds = [(f"unlimited {unlimited_rate / 1e6:.0f} MB/s", unlimited_rate)] if unlimited_rate else []
+        if ceiling:
+            bounds.append((f"ceiling {ceiling} x cap = {ceiling * cap / 1e6:.0f} MB/s", ceiling * cap))
+        if bounds:
+            name, bound = min(bounds, key=lambda b: b[1])
+            lines.append(f"[{scenario}] target >= 90 % of min(ceiling x cap, unlimited) = 90 % of {name}: "
+                         f"{verdict(default, 0.9 * bound)}")
+        else:
+            lines.append(f"[{scenario}] target >= 90 % of min(ceiling x cap, unlimited): not checked (no "
+                         f"--max-connections default in hfget --help and no unlimited run)")
+    elif cap is None and best:
+        lines.append(f"[{scenario}] target within 5 % of best fixed: {verdict(default, 0.95 * best)}")
+    return lines
+
+
+def max_speed_lines(rows: list[dict], unlimited_rate: float | None) -> list[str]:
+    if not rows:
+        return []
+    lines = ["\nhfget --max-speed on the unlimited scenario (achieved from the first to the last progress event; "
+             "10 s windows between events >= 10 s apart):", "",
+             f"{'asked':>8} {'asked MB/s':>10} {'achieved':>9} {'ratio':>6} {'worst 10 s window':>26} "
+             f"{'seconds':>7} {'anon MiB':>8}  check"]
+    for row in rows:
+        if "achieved" not in row:
+            lines.append(f"{row['rate']:>8} {row['asked'] / 1e6:>10.1f} {row.get('note', '')}")
+            continue
+        ratio = row["achieved"] / row["asked"]
+        window = (f"{row['window_min'] / 1e6:.1f}-{row['window_max'] / 1e6:.1f} MB/s "
+                  f"({max(abs(row['window_min'] / row['asked'] - 1), abs(row['window_max'] / row['asked'] - 1)):.1%})"
+                  if "window_min" in row else "- (run < 10 s)")
+        check = "PASS" if abs(ratio - 1) <= 0.05 else "MISS"
+        check += f" ({ratio - 1:+.1%})" + ("; the model ran out before the time" if row["completed"] else "")
+        if check.startswith("MISS") and unlimited_rate and unlimited_rate < row["asked"]:
+            check += f"; asked more than the unlimited default run's {unlimited_rate / 1e6:.0f} MB/s"
+        lines.append(f"{row['rate']:>8} {row['asked'] / 1e6:>10.1f} {row['achieved'] / 1e6:>9.1f} {ratio:>6.3f} "
+                     f"{window:>26} {row['seconds']:>7.1f} {row['anon_kib'] / 1024:>8.1f}  {check}")
+    return lines
 
 
 def baseline_comparison(scenario: str, results: list[Result]) -> dict | None:
@@ -613,7 +872,7 @@ def report_extras(results: list[Result], resume: dict | None, total: int) -> str
         else:
             over = resume["refetched"] - resume["missing"]
             lines.append(
-                f"\nhfget resume after kill -9 (capped scenario): killed after {resume['killed_after']:.2f}s with "
+                f"\nhfget resume after kill -9 ({resume['scenario']} scenario): killed after {resume['killed_after']:.2f}s with "
                 f"{resume['on_disk_at_kill']:,} bytes on disk ({resume['on_disk_at_kill'] / total:.0%} of "
                 f"{total:,})\n"
                 f"    re-run: exit {resume['rerun_exit']}, {resume['rerun_wall']:.2f}s, "
@@ -633,7 +892,21 @@ def main() -> int:
     parser.add_argument("--size", type=parse_size, default=parse_size("2GiB"),
                         help="total bytes of the shards (default 2GiB; e.g. 512MiB for a quick run)")
     parser.add_argument("--shards", type=int, default=64)
-    parser.add_argument("--rate-cap", default="40m", help="nginx limit_rate per connection in the capped scenario")
+    parser.add_argument("--rate-cap", default="8m,40m",
+                        help="nginx limit_rate per connection, a comma list: one scenario capped-RATE each (default "
+                             "8m,40m; k/m = KiB/MiB per second)")
+    parser.add_argument("--connection-sweep", default="", metavar="N,N,...",
+                        help="also run hfget with fixed --connections N as tools hfget-cN (e.g. 16,32,64,128)")
+    parser.add_argument("--max-speed-rates", default="", metavar="R,R,...",
+                        help="in the unlimited scenario, also run hfget --max-speed R for each (e.g. 10M,100M,1G) and "
+                             "report achieved vs asked")
+    parser.add_argument("--max-speed-seconds", type=float, default=14.0,
+                        help="each --max-speed run is cut after this many seconds (default 14)")
+    parser.add_argument("--ceiling", type=int, default=None,
+                        help="the connection ceiling for the 8m target (default: --max-connections's default from "
+                             "hfget download --help)")
+    parser.add_argument("--work", metavar="DIR", help="make the model and the targets under DIR (e.g. /dev/shm for "
+                        "tmpfs; default: the system's temp dir)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool and scenario, round-robin; the median "
                         "is shown (default 3)")
     parser.add_argument("--repeat-limit", type=float, default=20.0,
@@ -642,7 +915,8 @@ def main() -> int:
     parser.add_argument("--hfget-baseline", metavar="PATH",
                         help=f"also run this hfget binary (e.g. a build of main) with the default flags as tool "
                              f"{BASELINE}, and compare it with --hfget: median wall ratio, request counts")
-    parser.add_argument("--tools", default=",".join(ALL_TOOLS), help=f"comma-separated, from {','.join(ALL_TOOLS)}")
+    parser.add_argument("--tools", default=",".join(DEFAULT_TOOLS),
+                        help=f"comma-separated, from {','.join(ALL_TOOLS)} (default {','.join(DEFAULT_TOOLS)})")
     parser.add_argument("--scenarios", default=",".join(ALL_SCENARIOS))
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
                         help="also run hfget with these extra flags as tool hfget-NAME, e.g. c8=\"--chunk-size 8MiB\"")
@@ -655,8 +929,21 @@ def main() -> int:
     parser.add_argument("--json-out", help="also write the results as JSON here")
     args = parser.parse_args()
     tools = [t for t in args.tools.split(",") if t]
-    scenarios = [s for s in args.scenarios.split(",") if s]
-    args.variants = {}
+    try:
+        caps = {f"capped-{c.strip()}": parse_rate(c) for c in args.rate_cap.split(",") if c.strip()}
+        speeds = [r.strip() for r in args.max_speed_rates.split(",") if r.strip()]
+        [parse_rate(r) for r in speeds]
+        sweep = [int(n) for n in args.connection_sweep.split(",") if n.strip()]
+    except ValueError as error:
+        parser.error(str(error))
+    scenarios = []
+    for name in (s for s in args.scenarios.split(",") if s):
+        for scenario in (list(caps) if name == "capped" else [name]):
+            if scenario.startswith("capped-") and scenario not in caps:
+                caps[scenario] = parse_rate(scenario.removeprefix("capped-"))
+            if scenario not in scenarios:
+                scenarios.append(scenario)
+    args.variants = {f"hfget-c{n}": ["--connections", str(n)] for n in sweep if n != 32 or "hfget-c32" not in tools}
     for spec in args.variant:
         name, _, flags = spec.partition("=")
         if not name or not flags.strip():
@@ -673,7 +960,7 @@ def main() -> int:
             tools.insert(tools.index("hfget") + 1, BASELINE)
     if unknown := ([t for t in tools if t not in ALL_TOOLS and t not in args.variants
                     and not (t == BASELINE and args.hfget_baseline)]
-                   + [s for s in scenarios if s not in ALL_SCENARIOS]):
+                   + [s for s in scenarios if s != "unlimited" and s not in caps]):
         parser.error(f"unknown tool or scenario: {', '.join(unknown)}")
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -684,7 +971,9 @@ def main() -> int:
 
     began = time.monotonic()
     load_before = os.getloadavg()[0]
-    work = Path(tempfile.mkdtemp(prefix="hfget-bench-download-"))
+    if args.work:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="hfget-bench-download-", dir=args.work))
     try:
         model = work / "model"
         print(f"generating a {args.shards}-shard model of {args.size / GIB:.2f} GiB ...", file=sys.stderr, flush=True)
@@ -697,14 +986,16 @@ def main() -> int:
         results: list[Result] = []
         resume = None
         raw: dict[str, dict] = {}
+        speed_rows: list[dict] = []
+        resume_in = next((s for s in reversed(scenarios) if s in caps), None)
         for scenario in scenarios:
-            limit = args.rate_cap if scenario == "capped" else None
+            limit = scenario.removeprefix("capped-") if scenario in caps else None
             with harness.Hub({REPO: model}, limit_rate=limit, nginx_workers=args.nginx_workers) as hub:
                 runs: dict[str, list[Result]] = {}
                 for tool in tools:
                     if why := bench.unavailable(tool):
                         print(f"[{scenario}] {tool}: skipped: {why}", file=sys.stderr, flush=True)
-                        results.append(Result(scenario, tool, note=f"skipped: {why}"))
+                        results.append(Result(scenario, tool, note=why if why.startswith("n/a") else f"skipped: {why}"))
                 for repeat in range(args.repeat):
                     for tool in tools:
                         if bench.unavailable(tool):
@@ -717,14 +1008,24 @@ def main() -> int:
                 if shutil.which("curl"):
                     print(f"[{scenario}] raw limits: one curl of the largest blob ...", file=sys.stderr, flush=True)
                     raw[scenario] = bench.raw_limits(hub)
-                if scenario == "capped" and not args.no_extras and "hfget" in tools:
-                    print("[capped] hfget kill -9 and resume ...", file=sys.stderr, flush=True)
+                if scenario == "unlimited":
+                    speed_rows = [bench.max_speed(hub, rate) for rate in speeds]
+                if scenario == resume_in and not args.no_extras and "hfget" in tools:
+                    print(f"[{scenario}] hfget kill -9 and resume ...", file=sys.stderr, flush=True)
                     resume = bench.resume(hub)
+                    resume["scenario"] = scenario
         order = {tool: i for i, tool in enumerate(tools)}
         results.sort(key=lambda r: (scenarios.index(r.scenario), order[r.tool]))
 
-        titles = {"unlimited": "scenario unlimited (loopback, no rate limit)",
-                  "capped": f"scenario capped (nginx limit_rate {args.rate_cap} per connection)"}
+        titles = {"unlimited": "scenario unlimited (loopback, no rate limit)"}
+        titles.update({s: f"scenario {s} (nginx limit_rate {s.removeprefix('capped-')} per connection)" for s in caps})
+        fixed = {t: n for t in tools if t.startswith("hfget") and t != BASELINE
+                 and (n := bench.fixed_connections(t)) is not None}
+        ceiling = args.ceiling or bench.ceiling
+        unlimited_rate = rate_of(next((r for r in results if r.scenario == "unlimited" and r.tool == "hfget"), None),
+                                 bench.total)
+        targets = {s: target_lines(s, caps.get(s), results, bench.total, fixed, ceiling, unlimited_rate)
+                   for s in scenarios}
         print(f"\ndownload benchmark: {args.hfget}"
               + (f" against {BASELINE} {args.hfget_baseline}" if args.hfget_baseline else "")
               + f", {os.cpu_count()} CPUs, 1-minute load average at the start "
@@ -737,6 +1038,12 @@ def main() -> int:
                          f"{bench.total / hfget.wall / 1e6 / limits['file_mbps']:.0%} of the to-file rate") if hfget else ""
                 print(f"raw limits: one curl of the largest blob ({limits['file']}, {limits['bytes']:,} bytes, median of "
                       f"5): to /dev/null {limits['null_mbps']:.0f} MB/s, to a file {limits['file_mbps']:.0f} MB/s{share}")
+            print("\n".join(targets[scenario]))
+        if speed_rows:
+            print("\n".join(max_speed_lines(speed_rows, unlimited_rate)))
+        print(f"\nconns: hfget's final connection count (the last `connections` JSON event; a fixed variant's N when "
+              f"it sends none); anon/file MiB: peak RssAnon / RssFile of the largest process, sampled every 100 ms "
+              f"(issue 17's target: anon <= 64 MiB); ceiling for the 8m target: {ceiling or 'unknown'}")
         print("\nsrv CPU: nginx + Hub emulator CPU seconds during the run; other: CPU seconds anything else on the "
               "machine used meanwhile (well above 0 means the run shared its 2 cores with someone else's work)")
         print(report_extras(results, resume, bench.total))
@@ -749,6 +1056,7 @@ def main() -> int:
         if args.json_out:
             Path(args.json_out).write_text(json.dumps(
                 {"total_bytes": bench.total, "files": len(expected), "rate_cap": args.rate_cap,
+                 "scenarios": scenarios, "targets": targets, "max_speed": speed_rows, "ceiling": ceiling,
                  "repeat": args.repeat, "results": [r.__dict__ for r in results], "resume": resume, "raw_limits": raw,
                  "baseline": args.hfget_baseline, "baseline_comparison": comparisons},
                 indent=2, default=str) + "\n")
