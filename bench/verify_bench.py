@@ -34,8 +34,10 @@ import harness  # noqa: E402
 from make_model import parse_size  # noqa: E402
 
 
-def openssl_sha256_bytes_per_second() -> float:
-    out = subprocess.run(["openssl", "speed", "-evp", "sha256", "-seconds", "1", "-bytes", "16384"],
+def openssl_sha256_bytes_per_second(processes: int = 1) -> float:
+    """SHA-256 bytes per second: of one core, or of `processes` hashing at once (openssl speed -multi)."""
+    multi = ["-multi", str(processes)] if processes > 1 else []
+    out = subprocess.run(["openssl", "speed", *multi, "-evp", "sha256", "-seconds", "1", "-bytes", "16384"],
                          capture_output=True, text=True, check=True).stdout
     match = re.search(r"^sha256\s+([\d.]+)k", out, re.MULTILINE)
     return float(match.group(1)) * 1000 if match else 0.0
@@ -88,6 +90,9 @@ def main() -> int:
         files = sorted(p for p in target.rglob("*") if p.is_file() and ".cache" not in p.parts)
         total = sum(p.stat().st_size for p in files)
         ceiling = openssl_sha256_bytes_per_second() * args.jobs
+        # N x one core is what the issue's target is written against; N processes hashing at once is what the
+        # machine gives: vCPUs that are hyperthreads share one core's SHA unit, so the two differ there.
+        parallel = openssl_sha256_bytes_per_second(args.jobs)
 
         def prepare(mode: str) -> None:
             if mode == "warm":
@@ -115,7 +120,9 @@ def main() -> int:
 
         gb = total / 1e9
         print(f"\nverify benchmark: {len(files)} files, {gb:.2f} GB ({total / 2**30:.2f} GiB), jobs={args.jobs}")
-        print(f"ceiling: {args.jobs} x openssl speed sha256 = {ceiling / 1e9:.2f} GB/s\n")
+        print(f"ceiling: {args.jobs} x openssl speed sha256 = {ceiling / 1e9:.2f} GB/s; "
+              f"openssl speed -multi {args.jobs} (all at once) = {parallel / 1e9:.2f} GB/s "
+              f"({parallel / ceiling:.0%} of it)\n")
         print(f"{'cache':<6} {'hfget verify':>14} {'sha256sum -P':>14} {'hfget/sha256sum':>16} {'hfget/ceiling':>14}"
               "  hfget runs/ceiling")
         for mode, hfget_runs, sha_runs in rows:
@@ -126,6 +133,10 @@ def main() -> int:
             spread = " ".join(f"{total / seconds / ceiling:.0%}" for seconds in hfget_runs)
             print(f"{mode:<6} {hfget_rate / 1e9:>10.2f} GB/s {sha_rate / 1e9:>10.2f} GB/s {hfget_rate / sha_rate:>15.2f}x"
                   f" {hfget_rate / ceiling:>13.0%}  {spread}")
+        for mode, hfget_runs, _ in rows:
+            if hfget_runs is not None:
+                print(f"{mode:<6} hfget verify = {total / statistics.median(hfget_runs) / parallel:.0%}"
+                      f" of openssl speed -multi {args.jobs}")
         if read_runs:
             read_rate = total / statistics.median(read_runs)
             cold_hfget = next(total / statistics.median(r[1]) for r in rows if r[0] == "cold")
