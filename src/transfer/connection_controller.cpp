@@ -97,10 +97,9 @@ std::optional<ConnectionChange> ConnectionController::on_push_back(std::uint64_t
   push_back_until_ = elapsed_ + settings_.push_back_hold_seconds;
   windows_since_cut_ = 0;
   if (cut == count_) return hold(std::nullopt);
-  return hold(
-      change_to(cut, Phase::kHolding,
-                fmt::format("server push-back ({} refused range{}, 429/503 or reset): down to {} for {:.0f} min",
-                            events, events == 1 ? "" : "s", cut, settings_.push_back_hold_seconds / 60)));
+  return hold(change_to(cut, Phase::kHolding,
+                        fmt::format("server push-back ({} refused connection{}): down to {} for {:.0f} min", events,
+                                    events == 1 ? "" : "s", cut, settings_.push_back_hold_seconds / 60)));
 }
 
 std::optional<ConnectionChange> ConnectionController::on_rate(double rate) {
