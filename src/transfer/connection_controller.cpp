@@ -9,6 +9,8 @@
 namespace hfget::transfer {
 namespace {
 
+constexpr int kStarvedWindowsToGiveUp = 4;
+
 std::size_t less_an_eighth(std::size_t count) {
   return count - std::max<std::size_t>(1, count / 8);
 }
@@ -52,8 +54,15 @@ std::optional<ConnectionChange> ConnectionController::feed(const ConnectionSampl
     return std::nullopt;
   }
   const std::optional<double> rate = measure(sample);
-  if (!rate) return std::nullopt;
-  return on_rate(*rate);
+  if (rate) return on_rate(*rate);
+  // A batch whose connections find no range (few files open, each a single range) cannot be measured; 2 s
+  // of that and it is given back rather than left idle until the end.
+  if (phase_ == Phase::kClimbing && starved_windows_ >= kStarvedWindowsToGiveUp) {
+    return hold(change_to(
+        previous_count_, Phase::kHolding,
+        fmt::format("only {} of {} connections find work: back to {}", sample.busy, count_, previous_count_)));
+  }
+  return std::nullopt;
 }
 
 std::optional<double> ConnectionController::measure(const ConnectionSample& sample) {
@@ -63,7 +72,12 @@ std::optional<double> ConnectionController::measure(const ConnectionSample& samp
   }
   // Fewer connections busy than the count: the download's tail, or files still opening. The rate then says
   // nothing of what the count can move, and a falling one is no plateau.
-  if (sample.seconds <= 0 || sample.busy * 8 < count_ * 7) return std::nullopt;
+  if (sample.seconds <= 0) return std::nullopt;
+  if (sample.busy * 8 < count_ * 7) {
+    ++starved_windows_;
+    return std::nullopt;
+  }
+  starved_windows_ = 0;
   measured_bytes_ += sample.bytes;
   measured_seconds_ += sample.seconds;
   if (++windows_measured_ < settings_.measure_windows) return std::nullopt;
@@ -81,6 +95,7 @@ ConnectionChange ConnectionController::change_to(std::size_t count, Phase phase,
   windows_measured_ = 0;
   measured_bytes_ = 0;
   measured_seconds_ = 0;
+  starved_windows_ = 0;
   return {count, std::move(reason)};
 }
 

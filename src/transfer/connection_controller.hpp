@@ -75,6 +75,7 @@ class ConnectionController {
   Phase phase_ = Phase::kMeasuring;
   int windows_to_skip_ = 0;
   int windows_measured_ = 0;
+  int starved_windows_ = 0;  // windows in a row with fewer than 7/8 of the connections busy
   std::uint64_t measured_bytes_ = 0;
   double measured_seconds_ = 0;
   double baseline_rate_ = 0;  // the rate at previous_count_

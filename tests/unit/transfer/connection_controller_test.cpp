@@ -152,7 +152,7 @@ TEST(ConnectionControllerTest, NeverExceedsTheCeiling) {
 
 TEST(ConnectionControllerTest, IgnoresTheTailOfADownloadWhereFewerConnectionsAreBusy) {
   ConnectionController controller(ControllerSettings{});
-  drive(controller, 60, Link{8 * kMiB, 1.2e9, 0});
+  drive(controller, 40, Link{8 * kMiB, 1.2e9, 0});  // settled and holding: the re-probe is 45 s away
   const std::size_t settled = controller.count();
   for (int window = 0; window < 200; ++window) {
     ConnectionSample tail;
@@ -162,6 +162,23 @@ TEST(ConnectionControllerTest, IgnoresTheTailOfADownloadWhereFewerConnectionsAre
     EXPECT_FALSE(controller.feed(tail).has_value());
   }
   EXPECT_EQ(controller.count(), settled);
+}
+
+TEST(ConnectionControllerTest, GivesBackABatchWhoseConnectionsFindNoRange) {
+  ConnectionController controller(ControllerSettings{});
+  const Link link{8 * kMiB, 1.2e9, 0};
+  std::size_t most = 0;
+  for (int window = 0; window < 400; ++window) {
+    const std::size_t count = controller.count();
+    ConnectionSample sample;
+    sample.seconds = kWindow;
+    sample.busy = std::min<std::size_t>(count, 12);  // twelve files open, one range each
+    sample.bytes = static_cast<std::uint64_t>(rate_of(link, sample.busy) * kWindow);
+    controller.feed(sample);
+    most = std::max(most, controller.count());
+  }
+  EXPECT_EQ(controller.count(), 8U);
+  EXPECT_EQ(most, 16U);
 }
 
 TEST(ConnectionControllerTest, NeverGoesBelowOne) {
