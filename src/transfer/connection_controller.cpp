@@ -66,8 +66,10 @@ std::optional<ConnectionChange> ConnectionController::feed(const ConnectionSampl
 }
 
 std::optional<double> ConnectionController::measure(const ConnectionSample& sample) {
+  // The settling starts with the first bytes: at the start the files are still opening and the first
+  // answers bring a burst (a server's socket buffers fill at once), neither of which is the count's rate.
   if (windows_to_skip_ > 0) {
-    --windows_to_skip_;
+    if (sample.bytes > 0) --windows_to_skip_;
     return std::nullopt;
   }
   // Fewer connections busy than the count: the download's tail, or files still opening. The rate then says
@@ -80,7 +82,12 @@ std::optional<double> ConnectionController::measure(const ConnectionSample& samp
   starved_windows_ = 0;
   measured_bytes_ += sample.bytes;
   measured_seconds_ += sample.seconds;
-  if (++windows_measured_ < settings_.measure_windows) return std::nullopt;
+  // A doubling is judged against half its linear gain, which one window's noise does not blur: measured over
+  // one window, so a capped link is filled in seconds; so is the start it is compared with. Batches and
+  // trims, judged to a few percent: two.
+  const bool doubled = phase_ == Phase::kClimbing && count_ >= 2 * previous_count_;
+  const bool first = phase_ == Phase::kMeasuring && !reprobing_;  // judged as the doubling that follows
+  if (++windows_measured_ < (doubled || first ? 1 : settings_.measure_windows)) return std::nullopt;
   const double rate = static_cast<double>(measured_bytes_) / measured_seconds_;
   windows_measured_ = 0;
   measured_bytes_ = 0;
@@ -118,6 +125,14 @@ std::optional<ConnectionChange> ConnectionController::on_push_back(std::uint64_t
 }
 
 std::optional<ConnectionChange> ConnectionController::on_rate(double rate) {
+  // Nothing moved yet (the first files still opening, the first bytes still in the sockets): no rate to
+  // compare with. Measured again, in the same phase.
+  if (rate <= 0) return std::nullopt;
+  if (phase_ == Phase::kClimbing && baseline_rate_ <= 0) {
+    baseline_rate_ = rate;
+    previous_count_ = count_;
+    phase_ = Phase::kMeasuring;
+  }
   switch (phase_) {
     case Phase::kMeasuring: {
       baseline_rate_ = rate;
@@ -136,11 +151,18 @@ std::optional<ConnectionChange> ConnectionController::on_rate(double rate) {
                           fmt::format("plateau: {} from the last batch", percent(rate, baseline_rate_)));
       }
       const std::string gain = percent(rate, baseline_rate_);
+      // Each added connection still brought at least half of what the others move: the link caps every
+      // connection and is far from full. The count doubles then (8, 16, 32, 64 in 3 s), else batches follow.
+      const double added = static_cast<double>(count_ - previous_count_) / static_cast<double>(previous_count_);
+      const bool far_from_full = rate / baseline_rate_ - 1 >= added / 2;
       baseline_rate_ = rate;
       previous_count_ = count_;
-      if (count_ >= limit())
+      if (count_ >= limit()) {
+        // Still paying almost in full at the ceiling: an eighth less would move an eighth less.
+        if (far_from_full) return hold(std::nullopt);
         return at_plateau(count_, rate, fmt::format("at the ceiling of {} ({} from the last batch)", limit(), gain));
-      const std::size_t next = std::min(limit(), count_ + batch());
+      }
+      const std::size_t next = std::min(limit(), far_from_full ? count_ * 2 : count_ + batch());
       return change_to(next, Phase::kClimbing, fmt::format("adding {}: {} from the last batch", next - count_, gain));
     }
     case Phase::kTrimming: {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // No fixed connection count is right: behind a CDN edge that caps each connection at 8.7 MB/s a download
 // needs dozens, on an uncapped link every connection past a few only costs (issue 17's measurements). The
-// controller finds the count for the link it is on and keeps it right for hours: it climbs in batches while
-// the aggregate rate keeps rising, gives back what no longer pays, backs off when the server pushes back,
-// and re-probes now and then so a link that changes is followed. It is pure logic, fed one sample per
+// controller finds the count for the link it is on and keeps it right for hours: it climbs while the
+// aggregate rate keeps rising (doubling while every added connection pays almost in full, then in batches),
+// gives back what no longer pays, backs off when the server pushes back, and re-probes now and then so a
+// link that changes is followed. It is pure logic, fed one sample per
 // window by the sampler (connection_steering.hpp): no clock, no thread, so tests drive it window by window.
 #pragma once
 
@@ -34,7 +35,7 @@ struct ControllerSettings {
   double gain_to_keep = 0.05;           // a batch stays when the rate rose at least this much
   double trim_tolerance = 0.03;         // a trim stays when the rate fell at most this much
   int settle_windows = 1;               // skipped after a change: new connections are still ramping up
-  int measure_windows = 2;              // then averaged into the count's rate
+  int measure_windows = 2;              // then averaged into the count's rate (one for a doubling)
   double reprobe_after_seconds = 45;    // steady this long: probe upward again
   double push_back_hold_seconds = 300;  // after push-back, the cut count is the ceiling this long
 };

@@ -95,6 +95,12 @@ TEST(ConnectionControllerTest, ClimbsToTheCeilingBehindAnEdgeCappingEachConnecti
   EXPECT_LE(most_used(run), 64U);
 }
 
+TEST(ConnectionControllerTest, FillsACappedLinkInSecondsByDoublingWhileEachConnectionAddsAsMuch) {
+  ConnectionController controller(ControllerSettings{});
+  const Trace trace = drive(controller, 3.5, Link{8 * kMiB, 1.2e9, 0});
+  EXPECT_EQ(trace.final_count, 64U);  // 8, 16, 32, 64: a second each
+}
+
 TEST(ConnectionControllerTest, StopsWithinTenPercentOfTheBestCountAtFortyMiBPerConnection) {
   const Link link{40 * kMiB, 1.2e9, 0};
   ConnectionController controller(ControllerSettings{});
@@ -179,6 +185,17 @@ TEST(ConnectionControllerTest, GivesBackABatchWhoseConnectionsFindNoRange) {
   }
   EXPECT_EQ(controller.count(), 8U);
   EXPECT_EQ(most, 16U);
+}
+
+TEST(ConnectionControllerTest, TakesNoDecisionOnWindowsInWhichNothingMovedYet) {
+  ConnectionController controller(ControllerSettings{});
+  ConnectionSample nothing;
+  nothing.seconds = kWindow;
+  nothing.busy = 8;
+  for (int window = 0; window < 20; ++window) EXPECT_FALSE(controller.feed(nothing).has_value());
+  EXPECT_EQ(controller.count(), 8U);
+  const Trace trace = drive(controller, 20, Link{8 * kMiB, 1.2e9, 0});
+  EXPECT_GE(most_used(trace), 58U);
 }
 
 TEST(ConnectionControllerTest, NeverGoesBelowOne) {
