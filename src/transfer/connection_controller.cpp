@@ -48,9 +48,9 @@ std::optional<ConnectionChange> ConnectionController::feed(const ConnectionSampl
   if (phase_ == Phase::kHolding) {
     if (elapsed_ - steady_since_ < settings_.reprobe_after_seconds) return std::nullopt;
     // Steady long enough: the link may have changed. Measure the count afresh, then probe from there.
-    phase_ = Phase::kMeasuring;
+    change_to(count_, Phase::kMeasuring, {});
+    windows_to_skip_ = 0;  // the count has not changed: nothing to settle
     reprobing_ = true;
-    windows_to_skip_ = 0;
     return std::nullopt;
   }
   const std::optional<double> rate = measure(sample);
