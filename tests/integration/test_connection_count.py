@@ -1,6 +1,7 @@
 """The connection count adapts to the link: behind a per-connection cap (nginx limit_rate, as a CDN edge caps
 each connection) default flags climb past the starting count and finish faster than a small fixed count;
---connections N fixes the count (one `connections` event, no change); --max-connections is never exceeded.
+--connections N fixes the count (one `connections` event, no change); --max-connections is never exceeded;
+a CDN refusing connections with 429 cuts the count.
 
 Each connection is capped at 2 MiB/s, so the rate is what the count makes it: 128 MiB take ~16 s over 4
 connections and a few seconds once the controller has climbed (it adds a batch every 1.5 s while the rate
@@ -73,6 +74,30 @@ class ConnectionCountTest(HfgetTestCase):
             self.assertExit(result, 2)
             self.assertIn("--max-connections must be between 1 and 256", result.stderr)
 
+
+
+class PushBackTest(HfgetTestCase):
+    """A CDN refusing parallel ranges with 429 (the emulator's CDN, where faults can be injected)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.model = cls.make_model("refusing", shards=2, shard_size=16 * MIB)
+        cls.hub = cls.start_hub({REPO: cls.model}, cdn="emulator")
+
+    def test_refused_connections_cut_the_count(self):
+        self.hub.set_faults([{"path": "*.safetensors", "kind": "status", "status": 429, "retry_after": 1,
+                              "times": 6}])
+        self.addCleanup(self.hub.clear_faults)
+        target = self.hub.new_dir("target")
+        result = self.hub.run_hfget(["download", REPO, "--local-dir", str(target), "--progress", "json"],
+                                    timeout=120)
+        self.assertSucceeded(result)
+        events = connection_events(result.stderr)
+        cuts = [(before["count"], after["count"]) for before, after in zip(events, events[1:])
+                if "push-back" in after["reason"]]
+        self.assertTrue(cuts, f"no push-back event: {events}")
+        self.assertTrue(all(after < before for before, after in cuts), events)
 
 if __name__ == "__main__":
     unittest.main()
