@@ -31,9 +31,12 @@ struct DownloadOptions {
   FileSelection selection;
   std::optional<std::filesystem::path> local_dir;  // else the HF cache
   std::filesystem::path cache_dir;
-  HubConnection hub;              // endpoint, token, transfer limits, retry policy
-  int max_workers = 12;           // files open at once
-  int connections = 16;           // HTTP connections in all, shared by the open files
+  HubConnection hub;     // endpoint, token, transfer limits, retry policy
+  int max_workers = 12;  // files open at once
+  /// HTTP connections in all, shared by the open files, fixed for the whole download. Unset: adaptive, the
+  /// connection controller picks the count for the link, up to max_connections.
+  std::optional<int> connections;
+  int max_connections = 64;       // the adaptive count's ceiling (not applied to a fixed count)
   std::uint64_t chunk_bytes = 0;  // 0: adaptive (4–64 MiB); larger missing ranges are cut into chunks
   bool dry_run = false;
   bool offline = false;
@@ -57,7 +60,8 @@ inline constexpr std::uint64_t kMinChunkBytes = 64 * 1024;
 void check_chunk_bytes(std::uint64_t chunk_bytes);
 
 /// Error{kUsage}, naming the flag, for options no download could run with: the Hub connection's limits
-/// (check_hub_connection), --chunk-size under kMinChunkBytes, --max-workers or --connections outside 1..256,
+/// (check_hub_connection), --chunk-size under kMinChunkBytes, --max-workers, --connections or
+/// --max-connections outside 1..256,
 /// an empty or unsafe revision, an endpoint that is not http(s) (unless offline). `download` and
 /// `check_download_source` call it first.
 void check_download_options(const DownloadOptions& options);

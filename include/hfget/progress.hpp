@@ -44,6 +44,9 @@ class ProgressSink {
                         std::chrono::milliseconds /*delay*/) {}
   virtual void on_file_done(const RemoteFile& /*file*/) {}
   virtual void on_file_failed(const RemoteFile& /*file*/, const Error& /*error*/) {}
+  /// The download now uses `count` connections, for `reason` ("adding 8: +23% from the last batch", "fixed by
+  /// --connections"); reported at the start and on every change, from one thread at a time.
+  virtual void on_connections(std::size_t /*count*/, std::string_view /*reason*/) {}
 };
 
 }  // namespace hfget

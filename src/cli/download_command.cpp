@@ -48,7 +48,8 @@ struct DownloadFlags {
   std::string progress = "auto";
   std::string log_file;
   int max_workers = 12;
-  int connections = 16;
+  std::optional<int> connections;  // unset: adaptive
+  int max_connections = 64;
   std::string chunk_size;
   int retries = 8;
   int stall_timeout_seconds = 60;
@@ -85,6 +86,7 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.cache_dir = cache_dir_from(flags.cache_dir, env);
   options.max_workers = flags.max_workers;
   options.connections = flags.connections;
+  options.max_connections = flags.max_connections;
   if (!flags.chunk_size.empty()) {
     const std::optional<std::uint64_t> bytes = util::parse_byte_size(flags.chunk_size);
     if (!bytes) throw Error(ErrorCode::kUsage, "--chunk-size must be a size of at least 64KiB, e.g. 32MiB");
@@ -382,7 +384,9 @@ void add_what_and_where_options(CLI::App* command, DownloadFlags& flags) {
 // How the bytes are fetched: parallelism, chunks, and the limits that decide when a transfer is retried.
 void add_transfer_options(CLI::App* command, DownloadFlags& flags) {
   command->add_option("--max-workers", flags.max_workers, "Files downloaded at once")->capture_default_str();
-  command->add_option("--connections", flags.connections, "HTTP connections in all, shared by those files")
+  command->add_option("--connections", flags.connections,
+                      "HTTP connections in all, fixed (default: adaptive, up to --max-connections)");
+  command->add_option("--max-connections", flags.max_connections, "The adaptive connection count's ceiling")
       ->capture_default_str();
   command->add_option("--chunk-size", flags.chunk_size,
                       "Range size per request, e.g. 32MiB (default: adaptive, 4-64 MiB)");

@@ -65,6 +65,10 @@ class JsonLinesView final : public ProgressView {
         line = {{"path", event.path}, {"message", event.message}};
         emit("error", line, snapshot);
         return;
+      case ProgressEvent::Kind::kConnections:
+        line = {{"count", event.connections}, {"reason", event.message}};
+        emit("connections", line, snapshot);
+        return;
     }
   }
 

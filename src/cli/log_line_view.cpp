@@ -50,6 +50,7 @@ class LogLineView final : public ProgressView {
             fmt::format("{}: {}; retry {} in {:.1f}s", event.path, event.message, event.attempt, event.delay_seconds));
         break;
       case ProgressEvent::Kind::kFileFailed: writer_(fmt::format("FAILED {}", event.message)); break;
+      case ProgressEvent::Kind::kConnections: break;  // the status lines carry the count; -v logs each change
     }
   }
 

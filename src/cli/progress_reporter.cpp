@@ -96,6 +96,15 @@ void ProgressReporter::on_file_failed(const RemoteFile& file, const Error& error
   dispatch(event);
 }
 
+void ProgressReporter::on_connections(std::size_t count, std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  tracker_.connections(count);
+  ProgressEvent event = event_for(ProgressEvent::Kind::kConnections, nullptr);
+  event.connections = count;
+  event.message = std::string(reason);
+  dispatch(event);
+}
+
 void ProgressReporter::finish(const ProgressOutcome& outcome) {
   {
     std::lock_guard lock(mutex_);

@@ -31,6 +31,7 @@ class ProgressReporter final : public ProgressSink {
   void on_retry(const RemoteFile& file, int attempt, std::string_view reason, std::chrono::milliseconds delay) override;
   void on_file_done(const RemoteFile& file) override;
   void on_file_failed(const RemoteFile& file, const Error& error) override;
+  void on_connections(std::size_t count, std::string_view reason) override;
 
   /// Stops the ticker and gives every view the outcome. Call once, before printing anything else.
   void finish(const ProgressOutcome& outcome);

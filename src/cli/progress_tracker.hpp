@@ -36,6 +36,7 @@ struct ProgressSnapshot {
   std::optional<double> eta_seconds;
   std::vector<ActiveFile> active;  // files in flight, largest first
   std::string last_error;
+  std::size_t connections = 0;  // in use now; 0 until the fetch starts
 };
 
 /// The counters behind the views. Not thread-safe: ProgressReporter serialises access.
@@ -47,6 +48,7 @@ class ProgressTracker {
   void bytes_discarded(const RemoteFile& file, std::uint64_t count);
   void file_done(const RemoteFile& file);
   void file_failed(const RemoteFile& file, const std::string& message);
+  void connections(std::size_t count) { state_.connections = count; }
 
   ProgressSnapshot snapshot(std::chrono::steady_clock::time_point now);
 

@@ -63,7 +63,8 @@ class TerminalView final : public ProgressView {
         break;
       case ProgressEvent::Kind::kFileFailed: line = "FAILED " + event.message; break;
       case ProgressEvent::Kind::kFileStarted:
-      case ProgressEvent::Kind::kFileDone: return;  // the live block shows these
+      case ProgressEvent::Kind::kFileDone:
+      case ProgressEvent::Kind::kConnections: return;  // the live block shows these
     }
     // Printed above the block; the next tick redraws the block below it.
     std::fputs((erase_block() + line + "\n").c_str(), out_);

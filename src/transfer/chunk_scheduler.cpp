@@ -298,4 +298,16 @@ std::uint64_t ChunkScheduler::bytes_received() const {
   return total;
 }
 
+std::size_t ChunkScheduler::ranges_in_flight() const {
+  const std::lock_guard lock(mutex_);
+  return tasks_.size();
+}
+
+std::uint64_t ChunkScheduler::refusals_noted() const {
+  const std::lock_guard lock(mutex_);
+  std::uint64_t total = 0;
+  for (const FileState& file : files_) total += file.budget->refusals_noted();
+  return total;
+}
+
 }  // namespace hfget::transfer

@@ -66,6 +66,10 @@ class ChunkScheduler {
   std::vector<bool> fetched() const;
   std::size_t files_fetched() const;
   std::uint64_t bytes_received() const;
+  /// Ranges being fetched now: how many connections are busy (the connection controller's sample).
+  std::size_t ranges_in_flight() const;
+  /// Connections the server refused so far, over every file (ConnectionBudget::refusals_noted).
+  std::uint64_t refusals_noted() const;
 
  private:
   struct FileState {

@@ -320,8 +320,11 @@ void check_download_options(const DownloadOptions& options) {
   if (options.max_workers < 1 || options.max_workers > 256) {
     throw Error(ErrorCode::kUsage, "--max-workers must be between 1 and 256");
   }
-  if (options.connections < 1 || options.connections > 256) {
+  if (options.connections && (*options.connections < 1 || *options.connections > 256)) {
     throw Error(ErrorCode::kUsage, "--connections must be between 1 and 256");
+  }
+  if (options.max_connections < 1 || options.max_connections > 256) {
+    throw Error(ErrorCode::kUsage, "--max-connections must be between 1 and 256");
   }
   if (options.revision.empty()) throw Error(ErrorCode::kUsage, "--revision must not be empty");
   // The revision names a file under refs/: it must be a safe relative path ("refs/pr/1" is fine).

@@ -103,6 +103,15 @@ void blame_the_stop(const std::vector<PlannedFile>& plan, const std::vector<std:
   }
 }
 
+// How many ranges the plan is cut into at first: more connections than that would start with nothing to do.
+std::size_t ranges_to_fetch(const std::vector<PlannedFile>& plan, std::uint64_t chunk_bytes) {
+  std::size_t ranges = 0;
+  for (const PlannedFile& planned : plan) {
+    if (!planned.complete) ranges += static_cast<std::size_t>((planned.file.size + chunk_bytes - 1) / chunk_bytes);
+  }
+  return std::max<std::size_t>(ranges, 1);
+}
+
 }  // namespace
 
 FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettings& settings, ByteSource& source,
@@ -122,7 +131,14 @@ FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettin
   {
     ConnectionPool pool(scheduler,
                         [&](std::size_t number) { serve(source, scheduler, number, stop.get_token(), stop_all); });
-    pool.set_connections(settings.connections);
+    // Declared after the pool: the sampler stops before the pool it steers is destroyed.
+    std::optional<ConnectionSteering> steering;
+    if (settings.steering) {
+      steering.emplace(pool, scheduler, progress, *settings.steering);
+    } else {
+      pool.set_connections(settings.connections);
+      progress.on_connections(std::max<std::size_t>(settings.connections, 1), "fixed by --connections");
+    }
     if (settings.on_started) settings.on_started(pool);
     pool.join();
   }
@@ -151,8 +167,14 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                               hub.max_attempts, hub.retry_base_delay, hub.retry_max_time, nullptr};
   BridgeSource source(bridge, transport_settings(options), make_transport, progress);
   FetchSettings settings;
-  settings.connections = static_cast<std::size_t>(options.connections);
   const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);
+  if (options.connections) {
+    settings.connections = static_cast<std::size_t>(*options.connections);
+  } else {
+    settings.steering = SteeringSettings{};
+    settings.steering->controller.ceiling = static_cast<std::size_t>(options.max_connections);
+    settings.steering->controller.ranges_available = ranges_to_fetch(plan, chunk_bytes);
+  }
   // A split costs what the server already sent past the middle (up to a socket buffer, MBs on a fast
   // link): only ranges with at least half a chunk (and 4 MiB) left are worth splitting.
   settings.chunks = {static_cast<std::size_t>(options.max_workers), chunk_bytes,

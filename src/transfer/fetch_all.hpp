@@ -16,6 +16,7 @@
 #include "transfer/byte_source.hpp"
 #include "transfer/chunk_scheduler.hpp"
 #include "transfer/connection_pool.hpp"
+#include "transfer/connection_steering.hpp"
 #include "transfer/incoming_file.hpp"
 
 namespace hfget::transfer {
@@ -29,7 +30,10 @@ struct FetchResults {
 
 /// How the engine fetches, whatever the source.
 struct FetchSettings {
-  std::size_t connections = 16;  // to start with: ConnectionPool::set_connections changes it while it runs
+  std::size_t connections = 16;  // fixed, unless `steering` is set
+  /// Set: the connection controller picks the count while the download runs (connection_steering.hpp) and
+  /// `connections` is not used. Unset: `connections` stays for the whole download.
+  std::optional<SteeringSettings> steering;
   ChunkPlan chunks;
   bool force_download = false;  // every planned file replaces the copy on disk
   IncomingFileSettings file;    // replace_existing is set per file from the plan and force_download

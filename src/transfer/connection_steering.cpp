@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#include "transfer/connection_steering.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+
+namespace hfget::transfer {
+
+ConnectionSteering::ConnectionSteering(ConnectionPool& pool, const ChunkScheduler& scheduler, ProgressSink& progress,
+                                       const SteeringSettings& settings)
+    : pool_(pool),
+      scheduler_(scheduler),
+      progress_(progress),
+      window_(settings.window),
+      controller_(settings.controller) {
+  pool_.set_connections(controller_.count());
+  progress_.on_connections(controller_.count(), controller_.start_reason());
+  thread_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
+}
+
+void ConnectionSteering::run(const std::stop_token& stop) {
+  using Clock = std::chrono::steady_clock;
+  std::mutex mutex;
+  std::condition_variable_any wake;  // nothing notifies it but the stop request: a wait bounded by both
+  std::unique_lock lock(mutex);
+  Clock::time_point last = Clock::now();
+  std::uint64_t bytes = scheduler_.bytes_received();
+  std::uint64_t refusals = scheduler_.refusals_noted();
+  while (!wake.wait_for(lock, stop, window_, [] { return false; }) && !stop.stop_requested()) {
+    const Clock::time_point now = Clock::now();
+    const std::uint64_t bytes_now = scheduler_.bytes_received();
+    const std::uint64_t refusals_now = scheduler_.refusals_noted();
+    ConnectionSample sample;
+    // A discarded range can make the total go back: such a window moved nothing.
+    sample.bytes = bytes_now > bytes ? bytes_now - bytes : 0;
+    sample.seconds = std::chrono::duration<double>(now - last).count();
+    sample.busy = std::min(scheduler_.ranges_in_flight(), controller_.count());
+    sample.push_backs = refusals_now - refusals;
+    last = now;
+    bytes = bytes_now;
+    refusals = refusals_now;
+    if (const std::optional<ConnectionChange> change = controller_.feed(sample)) {
+      spdlog::info("connections: {} ({})", change->count, change->reason);
+      pool_.set_connections(change->count);
+      progress_.on_connections(change->count, change->reason);
+    }
+  }
+}
+
+}  // namespace hfget::transfer
