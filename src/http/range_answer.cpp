@@ -57,6 +57,8 @@ RangeClassification classify_range_answer(const RangeAnswer& answer) {
   }
   // A CDN that limits connections per file answers 429 to the extra ones.
   if (answered && status == 429) result.refusal = true;
+  result.push_back =
+      result.refusal || (answered && status == 503) || result.attempt.failure == TransportFailure::kConnectionLost;
   return result;
 }
 

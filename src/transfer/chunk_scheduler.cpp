@@ -303,10 +303,10 @@ std::size_t ChunkScheduler::ranges_in_flight() const {
   return tasks_.size();
 }
 
-std::uint64_t ChunkScheduler::refusals_noted() const {
+std::uint64_t ChunkScheduler::push_backs_noted() const {
   const std::lock_guard lock(mutex_);
   std::uint64_t total = 0;
-  for (const FileState& file : files_) total += file.budget->refusals_noted();
+  for (const FileState& file : files_) total += file.budget->push_backs_noted();
   return total;
 }
 

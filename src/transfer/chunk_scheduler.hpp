@@ -68,8 +68,8 @@ class ChunkScheduler {
   std::uint64_t bytes_received() const;
   /// Ranges being fetched now: how many connections are busy (the connection controller's sample).
   std::size_t ranges_in_flight() const;
-  /// Connections the server refused so far, over every file (ConnectionBudget::refusals_noted).
-  std::uint64_t refusals_noted() const;
+  /// Push-backs (refusals, 503s, resets) seen so far, over every file (ConnectionBudget::push_backs_noted).
+  std::uint64_t push_backs_noted() const;
 
  private:
   struct FileState {

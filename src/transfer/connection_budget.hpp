@@ -17,12 +17,13 @@ class ConnectionBudget {
   static constexpr int kUnlimited = 1 << 20;
 
   /// A connection of the file was refused by the server (reported by the byte source).
-  void note_refusal() noexcept {
-    refusals_ += 1;
-    refusals_noted_.fetch_add(1, std::memory_order_relaxed);
-  }
-  /// Every refusal noted so far, never taken: the connection controller's push-back signal.
-  std::uint64_t refusals_noted() const noexcept { return refusals_noted_.load(std::memory_order_relaxed); }
+  void note_refusal() noexcept { refusals_ += 1; }
+  /// The server or the path shed load on a connection of the file (a refusal, 503, a reset): counted for the
+  /// connection controller, which gives connections back for the whole download. The file's own limit is
+  /// left to refusals: a reset says nothing of how many connections one file may have.
+  void note_push_back() noexcept { push_backs_noted_.fetch_add(1, std::memory_order_relaxed); }
+  /// Every push-back noted so far, never taken.
+  std::uint64_t push_backs_noted() const noexcept { return push_backs_noted_.load(std::memory_order_relaxed); }
   /// The refusals noted since the last call, taken (for tests and diagnostics).
   int take_refusals() noexcept { return refusals_.exchange(0); }
   /// Folds the refusals noted since the last call into the limit: as many connections as the file had
@@ -37,7 +38,7 @@ class ConnectionBudget {
  private:
   std::atomic<int> limit_{kUnlimited};
   std::atomic<int> refusals_{0};
-  std::atomic<std::uint64_t> refusals_noted_{0};
+  std::atomic<std::uint64_t> push_backs_noted_{0};
 };
 
 }  // namespace hfget::transfer

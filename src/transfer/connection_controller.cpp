@@ -120,8 +120,8 @@ std::optional<ConnectionChange> ConnectionController::on_push_back(std::uint64_t
   windows_since_cut_ = 0;
   if (cut == count_) return hold(std::nullopt);
   return hold(change_to(cut, Phase::kHolding,
-                        fmt::format("server push-back ({} refused connection{}): down to {} for {:.0f} min", events,
-                                    events == 1 ? "" : "s", cut, settings_.push_back_hold_seconds / 60)));
+                        fmt::format("server push-back ({} refused, reset or 503 answer{}): down to {} for {:.0f} min",
+                                    events, events == 1 ? "" : "s", cut, settings_.push_back_hold_seconds / 60)));
 }
 
 std::optional<ConnectionChange> ConnectionController::on_rate(double rate) {

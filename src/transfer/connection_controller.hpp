@@ -20,7 +20,7 @@ struct ConnectionSample {
   std::uint64_t bytes = 0;       // moved in the window, over every connection
   double seconds = 0;            // the window's length
   std::size_t busy = 0;          // connections with a range in flight at its end
-  std::uint64_t push_backs = 0;  // connections the server refused in the window (429, 403 on a range)
+  std::uint64_t push_backs = 0;  // server push-backs in the window (429, 503, 403 on a range, resets)
 };
 
 struct ConnectionChange {

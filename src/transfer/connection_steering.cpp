@@ -28,20 +28,20 @@ void ConnectionSteering::run(const std::stop_token& stop) {
   std::unique_lock lock(mutex);
   Clock::time_point last = Clock::now();
   std::uint64_t bytes = scheduler_.bytes_received();
-  std::uint64_t refusals = scheduler_.refusals_noted();
+  std::uint64_t push_backs = scheduler_.push_backs_noted();
   while (!wake.wait_for(lock, stop, window_, [] { return false; }) && !stop.stop_requested()) {
     const Clock::time_point now = Clock::now();
     const std::uint64_t bytes_now = scheduler_.bytes_received();
-    const std::uint64_t refusals_now = scheduler_.refusals_noted();
+    const std::uint64_t push_backs_now = scheduler_.push_backs_noted();
     ConnectionSample sample;
     // A discarded range can make the total go back: such a window moved nothing.
     sample.bytes = bytes_now > bytes ? bytes_now - bytes : 0;
     sample.seconds = std::chrono::duration<double>(now - last).count();
     sample.busy = std::min(scheduler_.ranges_in_flight(), controller_.count());
-    sample.push_backs = refusals_now - refusals;
+    sample.push_backs = push_backs_now - push_backs;
     last = now;
     bytes = bytes_now;
-    refusals = refusals_now;
+    push_backs = push_backs_now;
     if (const std::optional<ConnectionChange> change = controller_.feed(sample)) {
       spdlog::info("connections: {} ({})", change->count, change->reason);
       pool_.set_connections(change->count);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The connection controller decides from samples; something has to take them and apply its answers. This is
 // that: one thread per adaptive download that every window reads what the scheduler moved, how many ranges
-// are in flight and how many connections the server refused, feeds the controller, and changes the pool's
-// count. It is the only caller of ConnectionPool::set_connections while it runs: a count changed from a
-// progress callback could deadlock (IncomingFile reports progress under its own mutex).
+// are in flight and how often the server pushed back (refusals, 503s, resets), feeds the controller, and changes the
+// pool's count. It is the only caller of ConnectionPool::set_connections while it runs: a count changed from a progress
+// callback could deadlock (IncomingFile reports progress under its own mutex).
 #pragma once
 
 #include <chrono>

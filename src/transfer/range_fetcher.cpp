@@ -183,6 +183,7 @@ void RangeFetcher::prepare_retry(RangeTask& task, BridgeFile& source, const Sent
   // An expired or revoked signed URL: the next attempt asks the Hub for a new one.
   if (verdict.verdict == http::RangeVerdict::kResolveAgain) source.signed_url.forget(sent.url);
   if (verdict.refusal && task.budget != nullptr) task.budget->note_refusal();
+  if (verdict.push_back && task.budget != nullptr) task.budget->note_push_back();
   std::string reason = verdict.reason;
   const bool answered =
       response.failure == http::TransportFailure::kNone || response.failure == http::TransportFailure::kStoppedBySink;

@@ -133,6 +133,29 @@ TEST(ClassifyRangeAnswer, SortsEveryKindOfAnswer) {
   }
 }
 
+TEST(ClassifyRangeAnswer, LoadSheddingIsAPushBackAndASlowLinkIsNot) {
+  RangeAnswer expired = answer(403);
+  const struct {
+    const char* name;
+    RangeAnswer answer;
+    bool push_back;
+  } cases[] = {
+      {"the CDN's 429", answer(429), true},
+      {"a 503", answer(503), true},
+      {"the Hub's 503", answer(503, 0, true), true},
+      {"a refused signed URL", expired, true},
+      {"a reset connection", failed(TransportFailure::kConnectionLost, 300), true},
+      {"a body cut short", answer(206, 300), true},
+      {"a 500", answer(500), false},
+      {"a stall", failed(TransportFailure::kTimeout, 300), false},
+      {"a complete range", answer(206, kSize), false},
+  };
+  for (const auto& row : cases) {
+    SCOPED_TRACE(row.name);
+    EXPECT_EQ(classify_range_answer(row.answer).push_back, row.push_back);
+  }
+}
+
 TEST(ClassifyRangeAnswer, AShortBodyThatAFailureEndedIsThatFailure) {
   const RangeClassification result = classify_range_answer(failed(TransportFailure::kTimeout, 300));
   EXPECT_EQ(result.verdict, RangeVerdict::kRetry);
