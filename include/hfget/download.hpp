@@ -35,6 +35,8 @@ struct DownloadOptions {
   int max_workers = 12;           // files open at once
   int connections = 16;           // HTTP connections in all, shared by the open files
   std::uint64_t chunk_bytes = 0;  // 0: adaptive (4–64 MiB); larger missing ranges are cut into chunks
+  /// --max-speed: bytes per second across all connections; 0: no limit.
+  std::uint64_t max_bytes_per_second = 0;
   bool dry_run = false;
   bool offline = false;
   bool symlinks_disabled = false;  // the cache's snapshot files are real files (HF_HUB_DISABLE_SYMLINKS)
@@ -58,6 +60,7 @@ void check_chunk_bytes(std::uint64_t chunk_bytes);
 
 /// Error{kUsage}, naming the flag, for options no download could run with: the Hub connection's limits
 /// (check_hub_connection), --chunk-size under kMinChunkBytes, --max-workers or --connections outside 1..256,
+/// a --max-speed that leaves each connection less than twice the --speed-limit it is dropped under,
 /// an empty or unsafe revision, an endpoint that is not http(s) (unless offline). `download` and
 /// `check_download_source` call it first.
 void check_download_options(const DownloadOptions& options);
