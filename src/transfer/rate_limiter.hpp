@@ -41,7 +41,7 @@ class RateLimiter {
 
   /// What an idle limiter may let through at once, in time at the asked rate: the burst after a pause, and
   /// the slack that makes good a connection woken late.
-  static constexpr std::chrono::milliseconds kBurst{50};
+  static constexpr std::chrono::milliseconds kBurst{100};
   /// How often a sleeping connection looks at its stop token.
   static constexpr std::chrono::milliseconds kWakeInterval{10};
 

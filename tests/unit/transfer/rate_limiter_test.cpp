@@ -212,7 +212,7 @@ TEST(RateLimiter, APauseIsNotSavedUpForABurstLaterOn) {
     }
     return passed;
   };
-  const auto allowance = static_cast<std::uint64_t>(static_cast<double>(rate) * 0.05);  // kBurst at the rate
+  const auto allowance = static_cast<std::uint64_t>(static_cast<double>(rate) * 0.1);  // kBurst at the rate
   EXPECT_LE(burst_bytes(), allowance + limiter.slice_bytes()) << "at the start";
   time.advance(seconds(30));
   EXPECT_LE(burst_bytes(), allowance + limiter.slice_bytes()) << "after 30 s idle, not 30 s worth";
