@@ -38,6 +38,8 @@ struct DownloadOptions {
   std::optional<int> connections;
   int max_connections = 64;       // the adaptive count's ceiling (not applied to a fixed count)
   std::uint64_t chunk_bytes = 0;  // 0: adaptive (4–64 MiB); larger missing ranges are cut into chunks
+  /// --max-speed: bytes per second across all connections; 0: no limit.
+  std::uint64_t max_bytes_per_second = 0;
   bool dry_run = false;
   bool offline = false;
   bool symlinks_disabled = false;  // the cache's snapshot files are real files (HF_HUB_DISABLE_SYMLINKS)
@@ -61,7 +63,8 @@ void check_chunk_bytes(std::uint64_t chunk_bytes);
 
 /// Error{kUsage}, naming the flag, for options no download could run with: the Hub connection's limits
 /// (check_hub_connection), --chunk-size under kMinChunkBytes, --max-workers, --connections or
-/// --max-connections outside 1..256,
+/// --max-connections outside 1..256, a --max-speed that leaves each connection less than twice the
+/// --speed-limit it is dropped under,
 /// an empty or unsafe revision, an endpoint that is not http(s) (unless offline). `download` and
 /// `check_download_source` call it first.
 void check_download_options(const DownloadOptions& options);

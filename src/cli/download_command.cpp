@@ -31,6 +31,7 @@
 #include "hfget/library.hpp"
 #include "util/byte_size.hpp"
 #include "util/env.hpp"
+#include "util/printable.hpp"
 
 namespace hfget::cli {
 namespace {
@@ -54,6 +55,7 @@ struct DownloadFlags {
   int retries = 8;
   int stall_timeout_seconds = 60;
   std::string speed_limit = "1k";
+  std::string max_speed;  // empty: HFGET_MAX_SPEED, else no limit
   int retry_max_time_seconds = 600;
   int progress_interval_seconds = 10;
   bool dry_run = false;
@@ -70,6 +72,21 @@ struct DownloadFlags {
   bool force_download = false;
   bool verify_present = false;
 };
+
+// --max-speed, else HFGET_MAX_SPEED (the flag wins, also with 0), in bytes/s with curl's --limit-rate
+// suffixes (k, m, g: powers of 1024; decimals as in 1.5G); 0 or neither: no limit.
+std::uint64_t max_bytes_per_second(const std::string& flag) {
+  const bool from_flag = !flag.empty();
+  const std::optional<std::string> text = from_flag ? std::optional(flag) : util::env_nonempty("HFGET_MAX_SPEED");
+  if (!text) return 0;
+  const std::optional<std::uint64_t> bytes = util::parse_byte_size(*text);
+  if (!bytes) {
+    throw Error(ErrorCode::kUsage,
+                fmt::format("{} must be a rate in bytes/s, e.g. 200M, 1.5G or 0 (no limit), not '{}'",
+                            from_flag ? "--max-speed" : "HFGET_MAX_SPEED", util::printable(*text)));
+  }
+  return *bytes;
+}
 
 // The flags as the library's options: sizes and rates are parsed here, every check is the library's
 // (check_download_options); those of the values parsed here run now, so that such a flag fails before the
@@ -102,6 +119,7 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   if (!speed_limit) throw Error(ErrorCode::kUsage, "--speed-limit must be a rate in bytes/s, e.g. 1k or 0");
   options.hub.speed_limit = *speed_limit;
   options.hub.retry_max_time = std::chrono::seconds(flags.retry_max_time_seconds);
+  options.max_bytes_per_second = max_bytes_per_second(flags.max_speed);
   check_hub_connection(options.hub);
   options.check_space = !flags.no_space_check;
   options.wait_for_lock = !flags.no_wait;
@@ -397,6 +415,9 @@ void add_transfer_options(CLI::App* command, DownloadFlags& flags) {
       ->add_option("--speed-limit", flags.speed_limit,
                    "Retry a transfer slower than this many bytes/s over --stall-timeout (0: only stalls)")
       ->capture_default_str();
+  command->add_option("--max-speed", flags.max_speed,
+                      "Bytes/s for the whole download, all connections together, e.g. 200M or 1.5G (k, m, g: "
+                      "powers of 1024; 0: no limit; default: HFGET_MAX_SPEED, else none)");
   command
       ->add_option("--retry-max-time", flags.retry_max_time_seconds,
                    "Seconds a file or Hub request may spend without progress, waits included (0: no limit)")

@@ -18,6 +18,7 @@
 #include "http/transport.hpp"
 #include "transfer/byte_source.hpp"
 #include "transfer/hub_quota.hpp"
+#include "transfer/rate_limiter.hpp"
 #include "transfer/signed_url_lease.hpp"
 
 namespace hfget::transfer {
@@ -31,6 +32,7 @@ struct BridgeSettings {
   std::chrono::milliseconds retry_base_delay{1000};
   std::chrono::seconds retry_max_time{600};  // per range without progress, waits included; 0: no limit
   HubQuota* hub_quota = nullptr;             // shared by the download's connections; nullptr: none
+  RateLimiter* rate_limiter = nullptr;       // --max-speed, shared by the download's connections; nullptr: none
 };
 
 /// The bridge's state for one file: its signed CDN URL, shared by the file's connections.

@@ -299,6 +299,21 @@ void verify_download(const ListedSnapshot& listed, const store::Layout& layout, 
   if (!report.checks.ok()) throw_failed_checks(report.checks, options);
 }
 
+// Under --max-speed the connections share the rate in turns (fewer of them under a low limit), and each
+// must still average over --speed-limit and see a socket read of libcurl's (up to 512 KiB) well within
+// --stall-timeout, or libcurl drops it as too slow and the download never ends.
+void check_max_speed(const DownloadOptions& options) {
+  const std::uint64_t rate = options.max_bytes_per_second;
+  if (rate == 0) return;
+  const auto stall_seconds = static_cast<std::uint64_t>(std::max<std::int64_t>(options.hub.stall_timeout.count(), 1));
+  const std::uint64_t minimum = std::max<std::uint64_t>(2 * options.hub.speed_limit, (1 << 20) / stall_seconds);
+  if (rate >= minimum) return;
+  throw Error(ErrorCode::kUsage,
+              fmt::format("--max-speed must be at least {} B/s with --speed-limit {} and --stall-timeout {} (twice "
+                          "the speed limit, and 1 MiB per stall timeout), or 0 for no limit; got {} B/s",
+                          minimum, options.hub.speed_limit, stall_seconds, rate));
+}
+
 }  // namespace
 
 Target DownloadOptions::target() const {
@@ -326,6 +341,7 @@ void check_download_options(const DownloadOptions& options) {
   if (options.max_connections < 1 || options.max_connections > 256) {
     throw Error(ErrorCode::kUsage, "--max-connections must be between 1 and 256");
   }
+  check_max_speed(options);
   if (options.revision.empty()) throw Error(ErrorCode::kUsage, "--revision must not be empty");
   // The revision names a file under refs/: it must be a safe relative path ("refs/pr/1" is fine).
   if (store::unsafe_path_reason(options.revision)) {

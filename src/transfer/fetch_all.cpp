@@ -9,6 +9,7 @@
 #include "transfer/bridge_source.hpp"
 #include "transfer/chunk_size.hpp"
 #include "transfer/download_steps.hpp"
+#include "transfer/rate_limiter.hpp"
 
 namespace hfget::transfer {
 namespace {
@@ -163,16 +164,30 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                        const http::TransportFactory& make_transport, ProgressSink& progress,
                        std::stop_token outer_stop) {
   const HubConnection& hub = options.hub;
-  const BridgeSettings bridge{hub.endpoint,     &hub.token,           options.repo,       commit,
-                              hub.max_attempts, hub.retry_base_delay, hub.retry_max_time, nullptr};
+  // --max-speed: one limiter shared by every connection; without it, none at all (no cost per byte).
+  std::optional<RateLimiter> rate_limiter;
+  if (options.max_bytes_per_second > 0) rate_limiter.emplace(options.max_bytes_per_second);
+  const BridgeSettings bridge{hub.endpoint,
+                              &hub.token,
+                              options.repo,
+                              commit,
+                              hub.max_attempts,
+                              hub.retry_base_delay,
+                              hub.retry_max_time,
+                              nullptr,
+                              rate_limiter ? &*rate_limiter : nullptr};
   BridgeSource source(bridge, transport_settings(options), make_transport, progress);
   FetchSettings settings;
   const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);
+  // Under a low --max-speed, connections past what the limit can feed would be slowed into stall timeouts:
+  // that caps a fixed count and the adaptive count's ceiling alike.
+  const std::size_t most = RateLimiter::connections_for(
+      options.max_bytes_per_second, static_cast<std::size_t>(options.connections.value_or(options.max_connections)));
   if (options.connections) {
-    settings.connections = static_cast<std::size_t>(*options.connections);
+    settings.connections = most;
   } else {
     settings.steering = SteeringSettings{};
-    settings.steering->controller.ceiling = static_cast<std::size_t>(options.max_connections);
+    settings.steering->controller.ceiling = most;
     settings.steering->controller.ranges_available = ranges_to_fetch(plan, chunk_bytes);
   }
   // A split costs what the server already sent past the middle (up to a socket buffer, MBs on a fast

@@ -151,7 +151,7 @@ RangeFetcher::Sent RangeFetcher::send(RangeTask& task, BridgeFile& source, const
   const SignedUrlLease::Lease lease = source.signed_url.lease(stop_);
   // Whatever this attempt ends with, the connections waiting for its redirect stop waiting.
   ResolveGuard resolving(lease.resolving ? &source.signed_url : nullptr);
-  RangeSink sink(task, batch_);
+  RangeSink sink(task, batch_, settings_.rate_limiter, stop_);
   BridgeHops hops(task, source, sink, resolving, settings_, stop_);
   http::RequestSpec spec;
   spec.url = lease.cdn_url.empty() ? resolve_url : lease.cdn_url;

@@ -14,8 +14,8 @@
 
 namespace hfget::transfer {
 
-RangeSink::RangeSink(RangeTask& task, std::vector<std::byte>& batch)
-    : task_(task), file_(task.file->remote()), batch_(batch) {
+RangeSink::RangeSink(RangeTask& task, std::vector<std::byte>& batch, RateLimiter* limiter, std::stop_token stop)
+    : task_(task), file_(task.file->remote()), batch_(batch), limiter_(limiter), stop_(std::move(stop)) {
   batch_.clear();
 }
 
@@ -39,6 +39,8 @@ void RangeSink::on_response_start(const http::HttpResponse& head) {
 
 bool RangeSink::on_body(std::span<const std::byte> bytes) {
   if (rejection_ || task_.cancelled) return false;
+  // Stopped while waiting: the fetcher sees the stop and reports the file interrupted.
+  if (limiter_ != nullptr && !limiter_->acquire(bytes.size(), stop_)) return false;
   const std::uint64_t next = task_.position + batch_.size();
   const std::uint64_t end = task_.end;
   const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(end > next ? end - next : 0, bytes.size()));

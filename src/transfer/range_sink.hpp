@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <vector>
 
 #include "http/transport.hpp"
 #include "transfer/range_task.hpp"
+#include "transfer/rate_limiter.hpp"
 
 namespace hfget::transfer {
 
@@ -17,10 +19,12 @@ namespace hfget::transfer {
 /// and records what it wrote (journal, hash following the prefix). libcurl hands the body over in 16 KiB
 /// pieces; they are gathered in the connection's batch buffer and written, journaled and hashed a socket
 /// read at a time (at most the batch's capacity): on a fast link an 8th of the system calls and lock round
-/// trips, and a kill -9 still loses only what was in flight.
+/// trips, and a kill -9 still loses only what was in flight. Under --max-speed each piece first waits for
+/// its turn at `limiter` (in libcurl's write callback, so the socket is read no faster than the limit).
 class RangeSink final : public http::BodySink {
  public:
-  RangeSink(RangeTask& task, std::vector<std::byte>& batch);
+  /// `limiter` nullptr: no limit; `stop` ends a wait at the limiter (the transfer then stops).
+  RangeSink(RangeTask& task, std::vector<std::byte>& batch, RateLimiter* limiter = nullptr, std::stop_token stop = {});
 
   /// The origin the next request goes to: validators (ETags) are compared per server.
   void set_origin(std::string origin) { origin_ = std::move(origin); }
@@ -45,6 +49,8 @@ class RangeSink final : public http::BodySink {
   RangeTask& task_;
   const RemoteFile& file_;
   std::vector<std::byte>& batch_;
+  RateLimiter* limiter_;
+  std::stop_token stop_;
   std::string origin_;
   std::optional<std::string> rejection_;
   bool changed_ = false;
