@@ -62,6 +62,9 @@ std::optional<ConnectionChange> ConnectionController::feed(const ConnectionSampl
         previous_count_, Phase::kHolding,
         fmt::format("only {} of {} connections find work: back to {}", sample.busy, count_, previous_count_)));
   }
+  // The same at the start (fewer ranges open than the starting count): more could not be measured either.
+  // Held as it is; the re-probe looks again once more ranges may be open.
+  if (phase_ == Phase::kMeasuring && starved_windows_ >= kStarvedWindowsToGiveUp) return hold(std::nullopt);
   return std::nullopt;
 }
 
@@ -138,7 +141,9 @@ std::optional<ConnectionChange> ConnectionController::on_rate(double rate) {
       baseline_rate_ = rate;
       previous_count_ = count_;
       if (count_ >= limit()) return at_plateau(count_, rate, fmt::format("at the ceiling of {}", limit()));
-      const std::size_t next = std::min(limit(), count_ + batch());
+      // The first step doubles: a link that caps connections is filled in seconds, one that does not gives
+      // the doubling back after one measurement. A re-probe adds a batch: the count was right a while ago.
+      const std::size_t next = std::min(limit(), reprobing_ ? count_ + batch() : count_ * 2);
       const std::string why = reprobing_
                                   ? fmt::format("re-probing after {:.0f} s steady: adding {}",
                                                 settings_.reprobe_after_seconds, next - count_)
@@ -152,7 +157,7 @@ std::optional<ConnectionChange> ConnectionController::on_rate(double rate) {
       }
       const std::string gain = percent(rate, baseline_rate_);
       // Each added connection still brought at least half of what the others move: the link caps every
-      // connection and is far from full. The count doubles then (8, 16, 32, 64 in 3 s), else batches follow.
+      // connection and is far from full. The count doubles then (16, 32, 64 in 2 s), else batches follow.
       const double added = static_cast<double>(count_ - previous_count_) / static_cast<double>(previous_count_);
       const bool far_from_full = rate / baseline_rate_ - 1 >= added / 2;
       baseline_rate_ = rate;

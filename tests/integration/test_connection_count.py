@@ -50,8 +50,8 @@ class ConnectionCountTest(HfgetTestCase):
         adaptive, events = self.download()
         counts = [event["count"] for event in events]
         self.assertTrue(counts, f"no connections event\n{adaptive.describe()}")
-        self.assertEqual(counts[0], 8, events)
-        self.assertGreaterEqual(max(counts), 16, events)  # at least one batch kept
+        self.assertEqual(counts[0], 16, events)
+        self.assertGreaterEqual(max(counts), 32, events)  # at least one doubling kept
         self.assertTrue(all(event["reason"] for event in events), events)
         fixed, _ = self.download("--connections", "4")
         self.assertLess(adaptive.elapsed * 1.5, fixed.elapsed,

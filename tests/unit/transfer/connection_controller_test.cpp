@@ -76,8 +76,8 @@ std::size_t most_used(const Trace& run) {
   return *std::max_element(run.counts.begin(), run.counts.end());
 }
 
-TEST(ConnectionControllerTest, StartsAtEightOrAtTheRangesAvailable) {
-  EXPECT_EQ(ConnectionController(ControllerSettings{}).count(), 8U);
+TEST(ConnectionControllerTest, StartsAtSixteenOrAtTheRangesAvailable) {
+  EXPECT_EQ(ConnectionController(ControllerSettings{}).count(), 16U);
   ControllerSettings few;
   few.ranges_available = 3;
   EXPECT_EQ(ConnectionController(few).count(), 3U);
@@ -98,7 +98,7 @@ TEST(ConnectionControllerTest, ClimbsToTheCeilingBehindAnEdgeCappingEachConnecti
 TEST(ConnectionControllerTest, FillsACappedLinkInSecondsByDoublingWhileEachConnectionAddsAsMuch) {
   ConnectionController controller(ControllerSettings{});
   const Trace trace = drive(controller, 3.5, Link{8 * kMiB, 1.2e9, 0});
-  EXPECT_EQ(trace.final_count, 64U);  // 8, 16, 32, 64: a second each
+  EXPECT_EQ(trace.final_count, 64U);  // 16, 32, 64: a second each
 }
 
 TEST(ConnectionControllerTest, StopsWithinTenPercentOfTheBestCountAtFortyMiBPerConnection) {
@@ -115,7 +115,7 @@ TEST(ConnectionControllerTest, StaysLowOnALinkThatNoConnectionCapLimits) {
   ConnectionController controller(ControllerSettings{});
   const Trace run = drive(controller, 300, link);
   EXPECT_LE(run.final_count, 8U);
-  EXPECT_LE(most_used(run), 16U);  // one batch tried, then given back
+  EXPECT_LE(most_used(run), 32U);  // one doubling tried, then given back
 }
 
 TEST(ConnectionControllerTest, BacksOffWhenTheServerPushesBackAndStaysUnderItsLimit) {
@@ -171,7 +171,9 @@ TEST(ConnectionControllerTest, IgnoresTheTailOfADownloadWhereFewerConnectionsAre
 }
 
 TEST(ConnectionControllerTest, GivesBackABatchWhoseConnectionsFindNoRange) {
-  ConnectionController controller(ControllerSettings{});
+  ControllerSettings from_eight;
+  from_eight.start = 8;
+  ConnectionController controller(from_eight);
   const Link link{8 * kMiB, 1.2e9, 0};
   std::size_t most = 0;
   for (int window = 0; window < 400; ++window) {
@@ -187,13 +189,23 @@ TEST(ConnectionControllerTest, GivesBackABatchWhoseConnectionsFindNoRange) {
   EXPECT_EQ(most, 16U);
 }
 
+TEST(ConnectionControllerTest, HoldsTheStartWhenFewerRangesAreOpenThanItsConnections) {
+  ConnectionController controller(ControllerSettings{});
+  ConnectionSample twelve_busy;
+  twelve_busy.seconds = kWindow;
+  twelve_busy.busy = 12;  // twelve files open, one range each
+  twelve_busy.bytes = 100 << 20;
+  for (int window = 0; window < 200; ++window) EXPECT_FALSE(controller.feed(twelve_busy).has_value());
+  EXPECT_EQ(controller.count(), 16U);
+}
+
 TEST(ConnectionControllerTest, TakesNoDecisionOnWindowsInWhichNothingMovedYet) {
   ConnectionController controller(ControllerSettings{});
   ConnectionSample nothing;
   nothing.seconds = kWindow;
-  nothing.busy = 8;
+  nothing.busy = 16;
   for (int window = 0; window < 20; ++window) EXPECT_FALSE(controller.feed(nothing).has_value());
-  EXPECT_EQ(controller.count(), 8U);
+  EXPECT_EQ(controller.count(), 16U);
   const Trace trace = drive(controller, 20, Link{8 * kMiB, 1.2e9, 0});
   EXPECT_GE(most_used(trace), 58U);
 }

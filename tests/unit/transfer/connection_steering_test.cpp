@@ -88,15 +88,15 @@ TEST_F(ConnectionSteeringTest, ClimbsPastTheStartWhenEachConnectionIsCappedAndSt
   settings.window = std::chrono::milliseconds(20);
   {
     const ConnectionSteering steering(pool, scheduler, sink, settings);
-    EXPECT_EQ(pool.connections(), 8U);
+    EXPECT_EQ(pool.connections(), 16U);
     pool.join();
   }
   EXPECT_EQ(scheduler.files_fetched(), kFiles);
   const std::vector<std::pair<std::size_t, std::string>> changes = sink.changes();
   ASSERT_FALSE(changes.empty());
-  EXPECT_EQ(changes.front(), std::make_pair(std::size_t{8}, std::string("starting at 8, adapting up to 64")));
+  EXPECT_EQ(changes.front(), std::make_pair(std::size_t{16}, std::string("starting at 16, adapting up to 64")));
   const auto most = std::max_element(changes.begin(), changes.end());
-  EXPECT_GE(most->first, 16U) << "no batch was kept: " << changes.size() << " change(s)";
+  EXPECT_GE(most->first, 32U) << "no doubling was kept: " << changes.size() << " change(s)";
   EXPECT_EQ(pool.connections(), changes.back().first);  // every change reached the pool
 }
 
