@@ -57,8 +57,10 @@ RangeClassification classify_range_answer(const RangeAnswer& answer) {
   }
   // A CDN that limits connections per file answers 429 to the extra ones.
   if (answered && status == 429) result.refusal = true;
-  result.push_back =
-      result.refusal || (answered && status == 503) || result.attempt.failure == TransportFailure::kConnectionLost;
+  // Load shed by the CDN, not an expired signature (kResolveAgain: the next URL works) nor the Hub's API
+  // quota (its own wait, shared by every connection): those say nothing of how many connections the CDN takes.
+  const bool shed_by_the_cdn = answered && !answer.to_the_endpoint && (status == 429 || status == 503);
+  result.push_back = shed_by_the_cdn || result.attempt.failure == TransportFailure::kConnectionLost;
   return result;
 }
 

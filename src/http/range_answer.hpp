@@ -38,7 +38,7 @@ struct RangeClassification {
   Attempt attempt;       // what the retry policy is shown for kRetry and kResolveAgain
   std::string reason;    // in words, for the retry line and the final error
   bool refusal = false;  // the CDN refused a connection (429, a refused URL): the file may use fewer at once
-  // The server or the path shed load: a refusal, a 503, a connection reset or a body cut short. The
+  // The CDN or the path shed load: a 429 or 503 from the CDN, a connection reset or a body cut short. The
   // connection controller gives connections back for it (a timeout is not one: a slow link is not a push).
   bool push_back = false;
 };

@@ -10,7 +10,7 @@ std::uint64_t chunk_size_for(const DownloadOptions& options, const std::vector<P
   if (options.chunk_bytes > 0) return options.chunk_bytes;
   constexpr std::uint64_t kMinChunk = 4 << 20;
   constexpr std::uint64_t kMaxChunk = 64 << 20;
-  // An adaptive count starts at 8 and may climb to 64: chunks cut for 32 keep every one of them busy without
+  // An adaptive count starts at 16 and may climb to 64: chunks cut for 32 keep every one of them busy without
   // a request per few MiB on the way up (the tail is re-split for the idle ones anyway).
   constexpr int kChunkingConnections = 32;
   const auto connections = static_cast<std::uint64_t>(std::max(options.connections.value_or(kChunkingConnections), 1));

@@ -42,9 +42,10 @@ std::size_t ConnectionController::limit() const {
 std::optional<ConnectionChange> ConnectionController::feed(const ConnectionSample& sample) {
   elapsed_ += sample.seconds;
   if (push_back_cap_ && elapsed_ >= push_back_until_) push_back_cap_.reset();
-  if (windows_since_cut_ < 2) ++windows_since_cut_;
-  // Refusals of requests sent before the last cut still arrive in the window after it: not a new push-back.
-  if (sample.push_backs > 0 && windows_since_cut_ >= 2) return on_push_back(sample.push_backs);
+  // Push-backs of connections above the last cut (still finishing their ranges, retrying the refused ones)
+  // arrive for a while after it: the same episode, not a new one, or one episode would cut the count to 1.
+  const bool quiet_since_cut = !last_cut_at_ || elapsed_ - *last_cut_at_ >= settings_.push_back_quiet_seconds;
+  if (sample.push_backs > 0 && quiet_since_cut) return on_push_back(sample.push_backs);
   if (phase_ == Phase::kHolding) {
     if (elapsed_ - steady_since_ < settings_.reprobe_after_seconds) return std::nullopt;
     // Steady long enough: the link may have changed. Measure the count afresh, then probe from there.
@@ -120,7 +121,7 @@ std::optional<ConnectionChange> ConnectionController::on_push_back(std::uint64_t
   const std::size_t cut = count_ > 1 ? count_ - std::max<std::size_t>(1, count_ / 4) : 1;
   push_back_cap_ = cut;
   push_back_until_ = elapsed_ + settings_.push_back_hold_seconds;
-  windows_since_cut_ = 0;
+  last_cut_at_ = elapsed_;
   if (cut == count_) return hold(std::nullopt);
   return hold(change_to(cut, Phase::kHolding,
                         fmt::format("server push-back ({} refused, reset or 503 answer{}): down to {} for {:.0f} min",

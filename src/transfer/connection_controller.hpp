@@ -40,6 +40,9 @@ struct ControllerSettings {
   int measure_windows = 2;              // then averaged into the count's rate (one for a doubling)
   double reprobe_after_seconds = 45;    // steady this long: probe upward again
   double push_back_hold_seconds = 300;  // after push-back, the cut count is the ceiling this long
+  // After a cut, the connections above it still finish their ranges, and retry the refused ones with backoff:
+  // their push-backs are the same episode, not a new one. One cut per this long at most.
+  double push_back_quiet_seconds = 10;
 };
 
 /// Decides the connection count from samples. Not thread-safe: one sampler feeds it.
@@ -87,7 +90,7 @@ class ConnectionController {
   double elapsed_ = 0;       // seconds fed so far
   double steady_since_ = 0;
   bool reprobing_ = false;
-  int windows_since_cut_ = 2;  // windows since the last push-back cut (counts up to 2)
+  std::optional<double> last_cut_at_;  // elapsed seconds at the last push-back cut
   std::optional<std::size_t> push_back_cap_;
   double push_back_until_ = 0;
 };

@@ -42,10 +42,17 @@ void ConnectionSteering::run(const std::stop_token& stop) {
     last = now;
     bytes = bytes_now;
     push_backs = push_backs_now;
-    if (const std::optional<ConnectionChange> change = controller_.feed(sample)) {
-      spdlog::info("connections: {} ({})", change->count, change->reason);
-      pool_.set_connections(change->count);
-      progress_.on_connections(change->count, change->reason);
+    // Nothing may leave the thread (std::terminate: no error line, no state record). A count that cannot be
+    // applied (no thread could be started) ends the steering: the download goes on with what it has.
+    try {
+      if (const std::optional<ConnectionChange> change = controller_.feed(sample)) {
+        spdlog::info("connections: {} ({})", change->count, change->reason);
+        pool_.set_connections(change->count);
+        progress_.on_connections(change->count, change->reason);
+      }
+    } catch (const std::exception& error) {
+      spdlog::warn("connections: steering stopped at {} ({})", pool_.connections(), error.what());
+      return;
     }
   }
 }

@@ -182,7 +182,8 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   // Under a low --max-speed, connections past what the limit can feed would be slowed into stall timeouts:
   // that caps a fixed count and the adaptive count's ceiling alike.
   const std::size_t most = RateLimiter::connections_for(
-      options.max_bytes_per_second, static_cast<std::size_t>(options.connections.value_or(options.max_connections)));
+      options.max_bytes_per_second, static_cast<std::size_t>(options.connections.value_or(options.max_connections)),
+      std::max<std::uint64_t>(RateLimiter::kMinBytesPerConnection, 2 * hub.speed_limit));
   if (options.connections) {
     settings.connections = most;
   } else {

@@ -33,10 +33,12 @@ bool sleep_in_slices(RateLimiter::Clock::time_point deadline, const std::stop_to
 
 }  // namespace
 
-std::size_t RateLimiter::connections_for(std::uint64_t bytes_per_second, std::size_t connections) {
+std::size_t RateLimiter::connections_for(std::uint64_t bytes_per_second, std::size_t connections,
+                                         std::uint64_t floor_per_connection) {
   if (bytes_per_second == 0) return connections;
+  const std::uint64_t floor = std::max<std::uint64_t>(floor_per_connection, 1);
   return static_cast<std::size_t>(
-      std::clamp<std::uint64_t>(bytes_per_second / kMinBytesPerConnection, 1, std::max<std::size_t>(connections, 1)));
+      std::clamp<std::uint64_t>(bytes_per_second / floor, 1, std::max<std::size_t>(connections, 1)));
 }
 
 RateLimiter::Timing RateLimiter::steady_timing() {

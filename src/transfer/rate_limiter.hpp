@@ -49,7 +49,9 @@ class RateLimiter {
   /// connection's socket read (up to 512 KiB) must not wait long for its turn.
   static constexpr std::uint64_t kMinBytesPerConnection = 256 << 10;
   /// The connections worth opening under `bytes_per_second` (0: no limit): at most `connections`, at least one.
-  static std::size_t connections_for(std::uint64_t bytes_per_second, std::size_t connections);
+  /// `floor_per_connection`: the least rate one connection may get (above the --speed-limit it is dropped under).
+  static std::size_t connections_for(std::uint64_t bytes_per_second, std::size_t connections,
+                                     std::uint64_t floor_per_connection = kMinBytesPerConnection);
 
   /// `bytes_per_second` 0: no limit (acquire never waits).
   explicit RateLimiter(std::uint64_t bytes_per_second, Timing timing = steady_timing());

@@ -142,8 +142,9 @@ TEST(ClassifyRangeAnswer, LoadSheddingIsAPushBackAndASlowLinkIsNot) {
   } cases[] = {
       {"the CDN's 429", answer(429), true},
       {"a 503", answer(503), true},
-      {"the Hub's 503", answer(503, 0, true), true},
-      {"a refused signed URL", expired, true},
+      {"the Hub's 503: its own wait", answer(503, 0, true), false},
+      {"the Hub's 429: its quota", answer(429, 0, true), false},
+      {"an expired signed URL: resolved again", expired, false},
       {"a reset connection", failed(TransportFailure::kConnectionLost, 300), true},
       {"a body cut short", answer(206, 300), true},
       {"a 500", answer(500), false},

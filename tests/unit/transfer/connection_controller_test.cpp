@@ -129,6 +129,19 @@ TEST(ConnectionControllerTest, BacksOffWhenTheServerPushesBackAndStaysUnderItsLi
   EXPECT_LT(static_cast<double>(above), 0.05 * static_cast<double>(run.counts.size()));
 }
 
+TEST(ConnectionControllerTest, OnePushBackEpisodeCutsOnceNotDownToOne) {
+  ConnectionController controller(ControllerSettings{});
+  ConnectionSample refused;
+  refused.seconds = kWindow;
+  refused.busy = 16;
+  refused.bytes = 8 << 20;
+  refused.push_backs = 3;  // the connections above the cut keep retrying their refused ranges for a while
+  for (int window = 0; window < 20; ++window) controller.feed(refused);  // the first cut and 9.5 s after it
+  EXPECT_EQ(controller.count(), 12U) << "16 less a quarter, once";
+  controller.feed(refused);  // 10 s after the cut: a new episode
+  EXPECT_EQ(controller.count(), 9U);
+}
+
 TEST(ConnectionControllerTest, FollowsALinkWhoseConnectionsBecomeSlowerMidRun) {
   ConnectionController controller(ControllerSettings{});
   const Trace run = drive(controller, 300, [](double t) {

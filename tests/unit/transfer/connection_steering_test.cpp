@@ -76,7 +76,7 @@ TEST_F(ConnectionSteeringTest, ClimbsPastTheStartWhenEachConnectionIsCappedAndSt
   ChunkScheduler scheduler(files(), {kFiles, kChunkBytes, kChunkBytes}, publish_into(*layout), {});
   ConnectionPool pool(scheduler, [&](std::size_t connection) {
     while (RangeTask* task = scheduler.next(connection)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(4));  // the per-connection cap
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the per-connection cap
       const std::string& content = contents.at(std::stoul(task->file->remote().path.substr(4)));
       task->file->store(task->begin, std::as_bytes(std::span(content.data() + task->begin, task->end - task->begin)));
       task->position = task->end.load();
@@ -85,7 +85,7 @@ TEST_F(ConnectionSteeringTest, ClimbsPastTheStartWhenEachConnectionIsCappedAndSt
   });
   RecordingSink sink;
   SteeringSettings settings;
-  settings.window = std::chrono::milliseconds(20);
+  settings.window = std::chrono::milliseconds(50);  // long enough for a loaded (TSan, 2-core) runner to start 16
   {
     const ConnectionSteering steering(pool, scheduler, sink, settings);
     EXPECT_EQ(pool.connections(), 16U);

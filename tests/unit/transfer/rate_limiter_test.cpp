@@ -258,6 +258,7 @@ TEST(RateLimiter, ALowLimitIsSharedByFewerConnections) {
   EXPECT_EQ(RateLimiter::connections_for(20 << 20, 16), 16u);
   EXPECT_EQ(RateLimiter::connections_for(1 << 20, 16), 4u) << "256 KiB/s each";
   EXPECT_EQ(RateLimiter::connections_for(50'000, 16), 1u) << "at least one";
+  EXPECT_EQ(RateLimiter::connections_for(16 << 20, 64, 2 << 20), 8u) << "twice a --speed-limit of 1m each";
 }
 
 }  // namespace
