@@ -15,7 +15,10 @@ ConnectionSteering::ConnectionSteering(ConnectionPool& pool, const ChunkSchedule
       scheduler_(scheduler),
       progress_(progress),
       window_(settings.window),
-      controller_(settings.controller) {
+      controller_(settings.controller),
+      bytes_before_start_(scheduler.bytes_received()),
+      push_backs_before_start_(scheduler.push_backs_noted()),
+      started_at_(std::chrono::steady_clock::now()) {
   pool_.set_connections(controller_.count());
   progress_.on_connections(controller_.count(), controller_.start_reason());
   thread_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
@@ -26,9 +29,9 @@ void ConnectionSteering::run(const std::stop_token& stop) {
   std::mutex mutex;
   std::condition_variable_any wake;  // nothing notifies it but the stop request: a wait bounded by both
   std::unique_lock lock(mutex);
-  Clock::time_point last = Clock::now();
-  std::uint64_t bytes = scheduler_.bytes_received();
-  std::uint64_t push_backs = scheduler_.push_backs_noted();
+  Clock::time_point last = started_at_;
+  std::uint64_t bytes = bytes_before_start_;
+  std::uint64_t push_backs = push_backs_before_start_;
   while (!wake.wait_for(lock, stop, window_, [] { return false; }) && !stop.stop_requested()) {
     const Clock::time_point now = Clock::now();
     const std::uint64_t bytes_now = scheduler_.bytes_received();

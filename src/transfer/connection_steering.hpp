@@ -40,7 +40,12 @@ class ConnectionSteering {
   ProgressSink& progress_;
   std::chrono::milliseconds window_;
   ConnectionController controller_;  // used by the thread alone once it runs
-  std::jthread thread_;              // last: starts once everything above is built
+  // What the scheduler had counted before the first connection started, taken in the constructor: the
+  // thread starts later, and a push-back (or bytes) in between would otherwise be its baseline, never seen.
+  std::uint64_t bytes_before_start_ = 0;
+  std::uint64_t push_backs_before_start_ = 0;
+  std::chrono::steady_clock::time_point started_at_;
+  std::jthread thread_;  // last: starts once everything above is built
 };
 
 }  // namespace hfget::transfer
