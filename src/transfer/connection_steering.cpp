@@ -4,8 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
+
+#include "util/interruptible_sleep.hpp"
 
 namespace hfget::transfer {
 
@@ -26,13 +26,10 @@ ConnectionSteering::ConnectionSteering(ConnectionPool& pool, const ChunkSchedule
 
 void ConnectionSteering::run(const std::stop_token& stop) {
   using Clock = std::chrono::steady_clock;
-  std::mutex mutex;
-  std::condition_variable_any wake;  // nothing notifies it but the stop request: a wait bounded by both
-  std::unique_lock lock(mutex);
   Clock::time_point last = started_at_;
   std::uint64_t bytes = bytes_before_start_;
   std::uint64_t push_backs = push_backs_before_start_;
-  while (!wake.wait_for(lock, stop, window_, [] { return false; }) && !stop.stop_requested()) {
+  while (util::sleep_unless_stopped(window_, stop)) {
     const Clock::time_point now = Clock::now();
     const std::uint64_t bytes_now = scheduler_.bytes_received();
     const std::uint64_t push_backs_now = scheduler_.push_backs_noted();
