@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// The bytes of a xorb range, as the CAS's presigned URLs serve them: consecutive serialized chunks, each an
+// 8-byte header (version 0, compressed size u24 LE, scheme u8, uncompressed size u24 LE) and its payload
+// (stored, an LZ4 frame, or an LZ4 frame of the four byte planes of the data: xet-core spec xorb.md). Every
+// byte of it is untrusted: a header is checked before its payload is buffered, a payload must decode to
+// exactly the size its header announces, and nothing is buffered beyond one chunk, so a hostile CAS can
+// neither exhaust memory nor get a wrong length past the decoder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hfget::xet {
+
+/// A chunk holds at most 128 KiB of data (spec chunking.md: maximum chunk size).
+inline constexpr std::uint32_t kMaxChunkBytes = 128 * 1024;
+/// The largest payload accepted in a header. A writer stores a chunk uncompressed when compression does not
+/// shrink it, so real payloads stay under kMaxChunkBytes plus an LZ4 frame's overhead; twice that is margin.
+inline constexpr std::uint32_t kMaxPayloadBytes = 2 * kMaxChunkBytes;
+inline constexpr std::size_t kChunkHeaderBytes = 8;
+
+enum class Compression : std::uint8_t { kNone = 0, kLz4 = 1, kByteGrouping4Lz4 = 2 };
+
+struct ChunkHeader {
+  std::uint32_t payload_bytes = 0;  // the compressed size: what follows the header
+  Compression compression = Compression::kNone;
+  std::uint32_t data_bytes = 0;  // the uncompressed size
+};
+
+/// What is wrong with the bytes of a xorb range: they are never written as file bytes, and the range is fetched
+/// again. The message names the cause ("chunk 3: LZ4 frame decodes to 65000 bytes, header says 65536").
+class DecodeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Reads a chunk header. Throws DecodeError for an unknown version or scheme, a size of 0, data over
+/// kMaxChunkBytes or a payload over kMaxPayloadBytes.
+ChunkHeader parse_chunk_header(std::span<const std::byte, kChunkHeaderBytes> bytes);
+
+/// Decodes one payload into `out` (resized to header.data_bytes). Throws DecodeError when it does not decode
+/// to exactly header.data_bytes (an LZ4 error, trailing bytes, a frame shorter or longer than announced).
+void decode_chunk(const ChunkHeader& header, std::span<const std::byte> payload, std::vector<std::byte>& out);
+
+/// Decodes serialized chunks as they arrive, in pieces of any size, handing each chunk's data on as soon as
+/// its last payload byte is in. Holds at most one chunk (header, payload and decoded data).
+class ChunkStreamDecoder {
+ public:
+  /// Called once per chunk, in order; `index` counts from 0 in this stream. May throw (the exception leaves
+  /// feed()).
+  using ChunkHandler = std::function<void(std::uint64_t index, std::span<const std::byte> data)>;
+
+  explicit ChunkStreamDecoder(ChunkHandler on_chunk);
+
+  /// Throws DecodeError at the first malformed chunk; the decoder is then unusable.
+  void feed(std::span<const std::byte> bytes);
+  /// The stream ended: throws DecodeError when it ended inside a chunk (a truncated range).
+  void finish() const;
+
+  std::uint64_t chunks_decoded() const noexcept { return chunks_decoded_; }
+  std::uint64_t data_bytes_decoded() const noexcept { return data_bytes_decoded_; }
+
+ private:
+  ChunkHandler on_chunk_;
+  std::vector<std::byte> pending_;  // the current chunk's header and payload so far
+  std::vector<std::byte> decoded_;
+  ChunkHeader header_{};
+  bool have_header_ = false;
+  std::uint64_t chunks_decoded_ = 0;
+  std::uint64_t data_bytes_decoded_ = 0;
+};
+
+}  // namespace hfget::xet

@@ -1,0 +1,4 @@
+// SPDX-License-Identifier: MIT
+#include "xet/reconstruction.hpp"
+
+// Implemented on the xet-format branch (issue 18).
