@@ -40,7 +40,7 @@ class DecodeError : public std::runtime_error {
 };
 
 /// Reads a chunk header. Throws DecodeError for an unknown version or scheme, a size of 0, data over
-/// kMaxChunkBytes or a payload over kMaxPayloadBytes.
+/// kMaxChunkBytes, a payload over kMaxPayloadBytes, or a stored (kNone) chunk whose two sizes differ.
 ChunkHeader parse_chunk_header(std::span<const std::byte, kChunkHeaderBytes> bytes);
 
 /// Decodes one payload into `out` (resized to header.data_bytes). Throws DecodeError when it does not decode
@@ -59,18 +59,24 @@ class ChunkStreamDecoder {
 
   /// Throws DecodeError at the first malformed chunk; the decoder is then unusable.
   void feed(std::span<const std::byte> bytes);
-  /// The stream ended: throws DecodeError when it ended inside a chunk (a truncated range).
+  /// The stream ended: throws DecodeError when it ended inside a chunk (a truncated range) or feed() threw.
   void finish() const;
 
   std::uint64_t chunks_decoded() const noexcept { return chunks_decoded_; }
   std::uint64_t data_bytes_decoded() const noexcept { return data_bytes_decoded_; }
 
  private:
+  // Buffers the header's bytes; once all 8 are in, parses them. Returns what is left of `bytes`.
+  std::span<const std::byte> take_header(std::span<const std::byte> bytes);
+  // Decodes the current chunk and hands it on.
+  void finish_chunk(std::span<const std::byte> payload);
+
   ChunkHandler on_chunk_;
   std::vector<std::byte> pending_;  // the current chunk's header and payload so far
   std::vector<std::byte> decoded_;
   ChunkHeader header_{};
   bool have_header_ = false;
+  bool failed_ = false;  // feed() threw: the bytes after the bad chunk cannot be framed
   std::uint64_t chunks_decoded_ = 0;
   std::uint64_t data_bytes_decoded_ = 0;
 };
