@@ -17,4 +17,8 @@ bool is_weight_file(std::string_view path) noexcept {
   return pickled && (name.starts_with("pytorch_model") || name.find("-of-") != std::string_view::npos);
 }
 
+std::string_view to_string(TransferPath path) noexcept {
+  return path == TransferPath::kXet ? "xet" : "bridge";
+}
+
 }  // namespace hfget

@@ -43,6 +43,10 @@ struct DownloadOptions {
   bool dry_run = false;
   bool offline = false;
   bool symlinks_disabled = false;  // the cache's snapshot files are real files (HF_HUB_DISABLE_SYMLINKS)
+  /// Fetch the files the listing gives a xet hash with the Xet protocol (the Hub's own clients' way); false
+  /// (--no-xet, HF_HUB_DISABLE_XET): every file over the LFS bridge. Without a read token, or where the CAS
+  /// cannot serve a file, that file goes over the bridge anyway.
+  bool xet = true;
   /// Fetch every selected file again, even those complete on disk (`hf download --force-download`).
   bool force_download = false;
   /// Hash every selected file found complete on disk first, and fetch again exactly those that fail
@@ -83,7 +87,9 @@ struct DownloadReport {
   std::filesystem::path snapshot_path;
   std::vector<PlannedFile> files;  // the selected files
   std::uint64_t bytes_selected = 0;
-  std::uint64_t bytes_received = 0;  // over the network in this run
+  std::uint64_t bytes_received = 0;      // over the network in this run
+  std::uint64_t bytes_over_xet = 0;      // of those, file bytes decoded from Xet xorb ranges (the rest: the bridge)
+  std::uint64_t xorb_bytes_fetched = 0;  // what those came as on the wire (compressed chunks)
   std::size_t files_fetched = 0;
   std::size_t files_already_complete = 0;
   std::size_t files_hashed_on_disk = 0;     // of those, hashed in this run (--verify); the others were trusted

@@ -21,6 +21,7 @@ struct HubEnvironment {
   bool offline = false;                 // HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE)
   bool progress_bars_disabled = false;  // HF_HUB_DISABLE_PROGRESS_BARS
   bool symlinks_disabled = false;       // HF_HUB_DISABLE_SYMLINKS: cache snapshots hold real files, not links
+  bool xet_disabled = false;            // HF_HUB_DISABLE_XET: Xet-stored files are fetched over the LFS bridge
   std::optional<std::filesystem::path> ca_bundle;  // CURL_CA_BUNDLE, else SSL_CERT_FILE
   std::optional<std::filesystem::path> ca_path;    // SSL_CERT_DIR
   /// HFGET_RETRY_BASE_MS, test-only: the first backoff delay (default 1 s); the test suite shortens it.

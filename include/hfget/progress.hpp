@@ -26,6 +26,11 @@ struct DownloadPlanSummary {
 /// (pytorch_model*.bin, *-of-NNNNN.bin / .pt / .pth).
 bool is_weight_file(std::string_view path) noexcept;
 
+/// How a file's bytes are fetched: the Xet protocol (reconstruction, xorb ranges) or the LFS bridge (the Hub's
+/// resolve redirect to a signed CDN URL of the whole file).
+enum class TransferPath { kXet, kBridge };
+std::string_view to_string(TransferPath path) noexcept;
+
 /// Events of a download, reported from worker threads (implementations synchronise). The library never
 /// writes to a terminal; the CLI renders these for a TTY, a log file or JSON lines.
 class ProgressSink {
@@ -42,6 +47,9 @@ class ProgressSink {
   virtual void on_bytes_discarded(const RemoteFile& /*file*/, std::uint64_t /*bytes*/) {}
   virtual void on_retry(const RemoteFile& /*file*/, int /*attempt*/, std::string_view /*reason*/,
                         std::chrono::milliseconds /*delay*/) {}
+  /// The path `file` is fetched over, when its first range starts, and again if it falls back from Xet to the
+  /// bridge; `reason` says why in words.
+  virtual void on_file_path(const RemoteFile& /*file*/, TransferPath /*path*/, std::string_view /*reason*/) {}
   virtual void on_file_done(const RemoteFile& /*file*/) {}
   virtual void on_file_failed(const RemoteFile& /*file*/, const Error& /*error*/) {}
   /// The download now uses `count` connections, for `reason` ("adding 8: +23% from the last batch", "fixed by

@@ -71,6 +71,7 @@ struct DownloadFlags {
   std::string local_dir_use_symlinks;
   bool force_download = false;
   bool verify_present = false;
+  bool no_xet = false;
 };
 
 // --max-speed, else HFGET_MAX_SPEED (the flag wins, also with 0), in bytes/s with curl's --limit-rate
@@ -113,6 +114,7 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.dry_run = flags.dry_run;
   options.offline = env.offline;
   options.symlinks_disabled = env.symlinks_disabled;
+  options.xet = !flags.no_xet && !env.xet_disabled;
   options.hub.max_attempts = max_attempts_for_retries(flags.retries);
   options.hub.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
   const std::optional<std::uint64_t> speed_limit = util::parse_byte_size(flags.speed_limit);
@@ -211,13 +213,14 @@ void print_plan(const DownloadReport& report) {
     fmt::print("[dry-run] free space at the target: {}{}\n", util::format_bytes_both(*report.free_bytes),
                report.bytes_to_fetch > *report.free_bytes ? " — NOT ENOUGH" : "");
   }
-  fmt::print("{:<60} {:>16} {:>12}  {}\n", "FILE", "BYTES", "SIZE", "ACTION");
+  fmt::print("{:<60} {:>16} {:>12}  {:<8}  {}\n", "FILE", "BYTES", "SIZE", "ACTION", "XET HASH");
   for (const PlannedFile& planned : report.files) {
-    fmt::print("{:<60} {:>16} {:>12}  {}\n", planned.file.path, planned.file.size,
+    fmt::print("{:<60} {:>16} {:>12}  {:<8}  {}\n", planned.file.path, planned.file.size,
                util::format_binary_bytes(planned.file.size),
                planned.complete  ? "present"
                : planned.replace ? "replace"
-                                 : "download");
+                                 : "download",
+               planned.file.xet_hash ? "xet:" + *planned.file.xet_hash : "");
   }
 }
 
@@ -258,6 +261,12 @@ void print_summary(const DownloadReport& report, const DownloadOptions& options,
                   options.offline ? "found" : "fetched", report.files.size(),
                   util::format_bytes_both(report.bytes_selected), report.files_fetched,
                   util::format_bytes_both(report.bytes_received), seconds, rate, report.files_already_complete));
+  if (report.bytes_over_xet > 0) {
+    say(fmt::format(
+        "over Xet: {} of file bytes from {} of xorb ranges; over the LFS bridge: {}",
+        util::format_bytes_both(report.bytes_over_xet), util::format_bytes_both(report.xorb_bytes_fetched),
+        util::format_bytes_both(report.bytes_received - std::min(report.bytes_received, report.bytes_over_xet))));
+  }
   if (report.files_repaired > 0) {
     say(fmt::format("repaired {} file(s) that failed their hash on disk", report.files_repaired));
   }
@@ -422,6 +431,9 @@ void add_transfer_options(CLI::App* command, DownloadFlags& flags) {
       ->add_option("--retry-max-time", flags.retry_max_time_seconds,
                    "Seconds a file or Hub request may spend without progress, waits included (0: no limit)")
       ->capture_default_str();
+  command->add_flag(
+      "--no-xet", flags.no_xet,
+      "Fetch Xet-stored files over the LFS bridge instead of the Xet protocol (also HF_HUB_DISABLE_XET=1)");
 }
 
 // The progress shown while it runs.

@@ -40,6 +40,7 @@ std::string render_download_result_json(const DownloadReport& report, const Down
     nlohmann::json file = {
         {"path", planned.file.path}, {"size", planned.file.size}, {"action", action_of(planned, options.dry_run)}};
     if (planned.file.lfs_sha256) file["sha256"] = *planned.file.lfs_sha256;
+    if (planned.file.xet_hash) file["xet_hash"] = *planned.file.xet_hash;
     file["etag"] = planned.file.etag();
     files.push_back(std::move(file));
     bytes_present += planned.complete ? planned.file.size : 0;
@@ -52,17 +53,22 @@ std::string render_download_result_json(const DownloadReport& report, const Down
   document["snapshot_path"] = report.snapshot_path.string();
   document["commit"] = report.commit;
   document["files"] = std::move(files);
-  document["summary"] = {{"files_selected", report.files.size()},
-                         {"files_downloaded", report.files_fetched},
-                         {"files_already_complete", report.files_already_complete},
-                         {"bytes_selected", report.bytes_selected},
-                         // Over the network in this run (retried ranges count twice), and what was on disk before it:
-                         // complete files, and the partial bytes a resume kept.
-                         {"bytes_downloaded", report.bytes_received},
-                         {"bytes_already_complete", bytes_present},
-                         {"bytes_reused", report.bytes_selected - report.bytes_to_fetch},
-                         {"bytes_to_fetch", report.bytes_to_fetch},
-                         {"elapsed_seconds", report.elapsed.count()}};
+  document["summary"] = {
+      {"files_selected", report.files.size()},
+      {"files_downloaded", report.files_fetched},
+      {"files_already_complete", report.files_already_complete},
+      {"bytes_selected", report.bytes_selected},
+      // Over the network in this run (retried ranges count twice), and what was on disk before it:
+      // complete files, and the partial bytes a resume kept.
+      {"bytes_downloaded", report.bytes_received},
+      // Of those, the file bytes decoded from Xet, and what they came as (compressed chunks).
+      {"bytes_over_xet", report.bytes_over_xet},
+      {"bytes_over_bridge", report.bytes_received - std::min(report.bytes_received, report.bytes_over_xet)},
+      {"xorb_bytes_fetched", report.xorb_bytes_fetched},
+      {"bytes_already_complete", bytes_present},
+      {"bytes_reused", report.bytes_selected - report.bytes_to_fetch},
+      {"bytes_to_fetch", report.bytes_to_fetch},
+      {"elapsed_seconds", report.elapsed.count()}};
   if (report.free_bytes) document["summary"]["free_bytes"] = *report.free_bytes;
   if (!options.dry_run) document["checks"] = verify_report_document(report.checks);
   return dumped(document);

@@ -69,6 +69,10 @@ class JsonLinesView final : public ProgressView {
         line = {{"count", event.connections}, {"reason", event.message}};
         emit("connections", line, snapshot);
         return;
+      case ProgressEvent::Kind::kFilePath:
+        line = {{"path", event.path}, {"via", event.transfer_path}, {"reason", event.message}};
+        emit("file_path", line, snapshot);
+        return;
     }
   }
 

@@ -51,6 +51,10 @@ class LogLineView final : public ProgressView {
         break;
       case ProgressEvent::Kind::kFileFailed: writer_(fmt::format("FAILED {}", event.message)); break;
       case ProgressEvent::Kind::kConnections: break;  // the status lines carry the count; -v logs each change
+      case ProgressEvent::Kind::kFilePath:
+        // Only a change of path is news in a log; the closing line counts the bytes per path.
+        if (event.message.rfind("fell back", 0) == 0) writer_(fmt::format("{}: {}", event.path, event.message));
+        break;
     }
   }
 

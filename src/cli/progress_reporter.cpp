@@ -105,6 +105,14 @@ void ProgressReporter::on_connections(std::size_t count, std::string_view reason
   dispatch(event);
 }
 
+void ProgressReporter::on_file_path(const RemoteFile& file, TransferPath path, std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  ProgressEvent event = event_for(ProgressEvent::Kind::kFilePath, &file);
+  event.transfer_path = std::string(to_string(path));
+  event.message = util::printable(util::redact_secrets(std::string(reason)), 1024);
+  dispatch(event);
+}
+
 void ProgressReporter::finish(const ProgressOutcome& outcome) {
   {
     std::lock_guard lock(mutex_);

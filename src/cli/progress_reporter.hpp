@@ -32,6 +32,7 @@ class ProgressReporter final : public ProgressSink {
   void on_file_done(const RemoteFile& file) override;
   void on_file_failed(const RemoteFile& file, const Error& error) override;
   void on_connections(std::size_t count, std::string_view reason) override;
+  void on_file_path(const RemoteFile& file, TransferPath path, std::string_view reason) override;
 
   /// Stops the ticker and gives every view the outcome. Call once, before printing anything else.
   void finish(const ProgressOutcome& outcome);

@@ -16,7 +16,7 @@ namespace hfget::cli {
 
 /// A discrete event, as the views print it.
 struct ProgressEvent {
-  enum class Kind { kWaiting, kPlan, kFileStarted, kFileDone, kRetry, kFileFailed, kConnections };
+  enum class Kind { kWaiting, kPlan, kFileStarted, kFileDone, kRetry, kFileFailed, kConnections, kFilePath };
   Kind kind = Kind::kPlan;
   std::string path;
   std::uint64_t size = 0;
@@ -26,6 +26,7 @@ struct ProgressEvent {
   std::string message;
   std::optional<long> holder_pid;
   std::size_t connections = 0;  // kConnections: the new count (message: why)
+  std::string transfer_path;    // kFilePath: "xet" or "bridge" (message: why)
 };
 
 /// How the run ended, for the last line, the last JSON event and the state file.

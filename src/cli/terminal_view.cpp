@@ -62,6 +62,10 @@ class TerminalView final : public ProgressView {
             fmt::format("{}: {}; retry {} in {:.1f}s", event.path, event.message, event.attempt, event.delay_seconds);
         break;
       case ProgressEvent::Kind::kFileFailed: line = "FAILED " + event.message; break;
+      case ProgressEvent::Kind::kFilePath:
+        if (event.message.rfind("fell back", 0) != 0) return;
+        line = fmt::format("{}: {}", event.path, event.message);
+        break;
       case ProgressEvent::Kind::kFileStarted:
       case ProgressEvent::Kind::kFileDone:
       case ProgressEvent::Kind::kConnections: return;  // the live block shows these

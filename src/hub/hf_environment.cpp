@@ -58,6 +58,7 @@ HubEnvironment HubEnvironment::from_process_environment() {
   env.offline = util::env_flag("HF_HUB_OFFLINE") || util::env_flag("TRANSFORMERS_OFFLINE");
   env.progress_bars_disabled = util::env_flag("HF_HUB_DISABLE_PROGRESS_BARS");
   env.symlinks_disabled = util::env_flag("HF_HUB_DISABLE_SYMLINKS");
+  env.xet_disabled = util::env_flag("HF_HUB_DISABLE_XET");
   if (std::optional<std::string> bundle = util::env_nonempty("CURL_CA_BUNDLE")) {
     env.ca_bundle = *bundle;
   } else if (std::optional<std::string> cert_file = util::env_nonempty("SSL_CERT_FILE")) {

@@ -225,4 +225,10 @@ std::vector<RemoteFile> HubClient::list_files(const RepoId& repo, const std::str
   return files;
 }
 
+XetAccess HubClient::xet_read_access(const RepoId& repo, const std::string& commit) {
+  const JsonAnswer answer =
+      get_json(xet_read_token_url(settings_.endpoint, repo, commit), commit, repo, "Xet read token");
+  return parse_xet_access(answer.response, answer.body);
+}
+
 }  // namespace hfget::hub

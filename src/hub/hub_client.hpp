@@ -14,6 +14,7 @@
 #include "http/easy_request.hpp"
 #include "hub/hub_errors.hpp"
 #include "hub/tree_listing.hpp"
+#include "hub/xet_token.hpp"
 
 namespace hfget::hub {
 
@@ -44,6 +45,9 @@ class HubClient {
 
   /// Every file of the repo at `commit` (recursive, all pages), in the order the Hub lists them.
   std::vector<RemoteFile> list_files(const RepoId& repo, const std::string& commit);
+
+  /// The Xet read token for `repo` at `commit`, asked with the Hub token (hub/xet_token.hpp).
+  XetAccess xet_read_access(const RepoId& repo, const std::string& commit);
 
  private:
   struct JsonAnswer {

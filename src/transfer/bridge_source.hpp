@@ -36,7 +36,7 @@ struct BridgeSettings {
 };
 
 /// The bridge's state for one file: its signed CDN URL, shared by the file's connections.
-class BridgeFile final : public FileSource {
+class BridgeFile : public FileSource {
  public:
   explicit BridgeFile(const RemoteFile& file) : signed_url(file.is_lfs()) {}
   SignedUrlLease signed_url;

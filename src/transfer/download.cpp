@@ -284,6 +284,8 @@ void prepare_target(const ListedSnapshot& listed, const DownloadReport& report, 
 void take_fetch_results(const transfer::FetchResults& fetched, DownloadReport& report,
                         std::chrono::steady_clock::time_point started) {
   report.bytes_received = fetched.bytes_received;
+  report.bytes_over_xet = fetched.bytes_over_xet;
+  report.xorb_bytes_fetched = fetched.xorb_bytes_fetched;
   report.files_fetched = fetched.files_fetched;
   report.elapsed = std::chrono::steady_clock::now() - started;
   if (std::any_of(fetched.errors.begin(), fetched.errors.end(), [](const auto& e) { return e.has_value(); })) {

@@ -10,6 +10,7 @@
 #include "transfer/chunk_size.hpp"
 #include "transfer/download_steps.hpp"
 #include "transfer/rate_limiter.hpp"
+#include "transfer/xet_source.hpp"
 
 namespace hfget::transfer {
 namespace {
@@ -176,7 +177,9 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                               hub.retry_max_time,
                               nullptr,
                               rate_limiter ? &*rate_limiter : nullptr};
-  BridgeSource source(bridge, transport_settings(options), make_transport, progress);
+  XetSettings xet{open_xet_tokens(plan, options, commit, make_transport, outer_stop), hub.max_attempts,
+                  hub.retry_base_delay, hub.retry_max_time, rate_limiter ? &*rate_limiter : nullptr};
+  XetSource source(xet, bridge, transport_settings(options), make_transport, progress);
   FetchSettings settings;
   const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);
   // Under a low --max-speed, connections past what the limit can feed would be slowed into stall timeouts:
@@ -197,7 +200,10 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                      std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)};
   settings.force_download = options.force_download;
   settings.file = IncomingFileSettings{false, hub.max_attempts, hub.retry_base_delay};
-  return fetch_files(plan, settings, source, layout, publish, progress, std::move(outer_stop));
+  FetchResults results = fetch_files(plan, settings, source, layout, publish, progress, std::move(outer_stop));
+  results.bytes_over_xet = source.shared().bytes_stored;
+  results.xorb_bytes_fetched = source.shared().bytes_fetched;
+  return results;
 }
 
 }  // namespace hfget::transfer

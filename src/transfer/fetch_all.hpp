@@ -25,6 +25,8 @@ struct FetchResults {
   std::vector<std::optional<Error>> errors;  // per planned file
   std::optional<Error> stop_cause;           // the failure that stopped every connection (a full disk)
   std::uint64_t bytes_received = 0;
+  std::uint64_t bytes_over_xet = 0;  // file bytes written from Xet xorb ranges
+  std::uint64_t xorb_bytes_fetched = 0;
   std::size_t files_fetched = 0;
 };
 
@@ -50,7 +52,8 @@ FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettin
                          store::Layout& layout, const PublishStep& publish, ProgressSink& progress,
                          std::stop_token outer_stop);
 
-/// fetch_files from the Hub's LFS bridge, with the settings `options` give (read here and nowhere else of
+/// fetch_files over Xet for the files stored there (when a read token can be had) and the Hub's LFS bridge for
+/// the rest, with the settings `options` give (read here and nowhere else of
 /// the engine).
 FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
                        std::uint64_t bytes_to_fetch, store::Layout& layout, const PublishStep& publish,

@@ -1,3 +1,76 @@
 // SPDX-License-Identifier: MIT
-// Placeholder: the Xet byte source (issue 18).
-#include "transfer/byte_source.hpp"
+#include "transfer/xet_source.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "hub/hub_client.hpp"
+#include "transfer/xet_fetcher.hpp"
+
+namespace hfget::transfer {
+namespace {
+
+// The token's requests: the Hub client's rules (the Hub token to the Hub only, its errors in words), with
+// fewer attempts than a file gets, so that a Hub without Xet costs seconds before the bridge takes over.
+constexpr int kTokenAttempts = 3;
+
+struct TokenRequester {
+  HubConnection hub;
+  RepoId repo;
+  std::string commit;
+  std::unique_ptr<http::Transport> transport;
+  std::stop_token stop;
+
+  hub::XetAccess operator()() const {
+    hub::HubClient client(hub, *transport, stop);
+    return client.xet_read_access(repo, commit);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<hub::XetTokens> open_xet_tokens(const std::vector<PlannedFile>& plan, const DownloadOptions& options,
+                                                const std::string& commit, const TransportFactory& make_transport,
+                                                std::stop_token stop) {
+  if (!options.xet) return nullptr;
+  const bool any = std::any_of(plan.begin(), plan.end(), [](const PlannedFile& planned) {
+    return !planned.complete && planned.file.xet_hash && planned.file.size > 0;
+  });
+  if (!any) return nullptr;
+  auto requester =
+      std::make_shared<TokenRequester>(TokenRequester{options.hub, options.repo, commit, make_transport(), stop});
+  requester->hub.max_attempts = std::min(requester->hub.max_attempts, kTokenAttempts);
+  auto tokens = std::make_shared<hub::XetTokens>([requester] { return (*requester)(); });
+  try {
+    const std::shared_ptr<const hub::XetAccess> access = tokens->current();
+    spdlog::info("Xet: read token for {} at {}, CAS {}", options.repo.name, commit.substr(0, 12), access->cas_url);
+  } catch (const Error& error) {
+    if (error.code() == ErrorCode::kInterrupted) throw;
+    spdlog::warn("Xet: no read token ({}); fetching every file over the LFS bridge", error.what());
+    return nullptr;
+  }
+  return tokens;
+}
+
+XetSource::XetSource(const XetSettings& xet, const BridgeSettings& bridge, const http::TransportSettings& limits,
+                     TransportFactory make_transport, ProgressSink& progress)
+    : xet_(xet),
+      limits_(limits),
+      make_transport_(make_transport),
+      progress_(progress),
+      bridge_(bridge, limits, std::move(make_transport), progress) {}
+
+std::unique_ptr<FileSource> XetSource::open_file(const RemoteFile& file) {
+  // An empty file has no reconstruction worth asking for: the bridge's one request serves it.
+  const bool over_xet = xet_.tokens != nullptr && file.xet_hash.has_value() && file.size > 0;
+  return std::make_unique<SourcedFile>(file, over_xet);
+}
+
+std::unique_ptr<SourceConnection> XetSource::open_connection(std::stop_token stop) {
+  std::unique_ptr<SourceConnection> bridge = bridge_.open_connection(stop);
+  return std::make_unique<XetFetcher>(xet_, shared_, std::move(bridge), make_transport_(), limits_, progress_,
+                                      std::move(stop));
+}
+
+}  // namespace hfget::transfer

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+#include "transfer/xet_fetcher.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "hfget/error.hpp"
+#include "http/range_answer.hpp"
+#include "http/retrier.hpp"
+#include "transfer/xet_range_sink.hpp"
+
+namespace hfget::transfer {
+namespace {
+
+constexpr std::size_t kBatchBytes = 128 << 10;  // as the bridge's: fixed memory per connection
+// A reconstruction names every term of the range and a URL per xorb range: ~300 bytes a term, and terms of a
+// few MB each, so even the spec's 10 GB batches are a few hundred KB.
+constexpr std::size_t kMaxReconstructionBytes = 64 << 20;
+// The spec's advice for large files: ask for at most about 10 GB of a file at a time.
+constexpr std::uint64_t kMaxReconstructionSpan = 10ULL << 30;
+
+Error interrupted(const RemoteFile& file) {
+  return Error(ErrorCode::kInterrupted, "interrupted", file.path);
+}
+
+bool sheds_load(long status) {
+  return status == 429 || status == 503;
+}
+
+}  // namespace
+
+XetFetcher::XetFetcher(const XetSettings& settings, XetShared& shared, std::unique_ptr<SourceConnection> bridge,
+                       std::unique_ptr<http::Transport> transport, const http::TransportSettings& limits,
+                       ProgressSink& progress, std::stop_token stop)
+    : settings_(settings),
+      shared_(shared),
+      bridge_(std::move(bridge)),
+      transport_(std::move(transport)),
+      progress_(progress),
+      progress_bytes_(http::progress_threshold(limits.speed_limit, limits.stall_timeout)),
+      stop_(std::move(stop)) {
+  batch_.reserve(kBatchBytes);
+}
+
+void XetFetcher::fetch(RangeTask& task) {
+  auto& state = static_cast<SourcedFile&>(*task.source);  // the Xet source made it
+  const RemoteFile& file = task.file->remote();
+  if (state.first_to_report()) {
+    progress_.on_file_path(file, state.over_xet() ? TransferPath::kXet : TransferPath::kBridge,
+                           state.over_xet() ? "the file is stored in Xet"
+                           : file.xet_hash  ? "Xet is not available for this download"
+                                            : "the file is not stored in Xet");
+  }
+  http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_, settings_.retry_max_time);
+  while (true) {
+    if (!state.over_xet()) return bridge_->fetch(task);
+    if (stop_.stop_requested()) throw interrupted(file);
+    if (task.cancelled || task.position >= task.end || task.file->restart_requested()) return;
+    const std::uint64_t before = task.position;
+    const std::optional<Failure> failure = fetch_once(task, *file.xet_hash);
+    if (task.position - before >= progress_bytes_) retrier.note_progress();
+    if (stop_.stop_requested()) throw interrupted(file);
+    if (!failure) continue;
+    if (failure->push_back && task.budget != nullptr) task.budget->note_push_back();
+    if (failure->cas_unavailable) {
+      fall_back(task, state, failure->reason);
+      continue;
+    }
+    const auto announce = [&](std::chrono::milliseconds delay) {
+      progress_.on_retry(file, retrier.attempts_failed(), "Xet: " + failure->reason, delay);
+    };
+    if (retrier.wait_before_retry(failure->attempt, failure->retry_after, announce)) continue;
+    if (stop_.stop_requested()) throw interrupted(file);
+    fall_back(task, state, fmt::format("{} (after {} attempts)", failure->reason, retrier.attempts_failed()));
+  }
+}
+
+void XetFetcher::fall_back(RangeTask& task, SourcedFile& state, const std::string& why) {
+  if (!state.fall_back_to_bridge()) return;  // another connection of the file did
+  const RemoteFile& file = task.file->remote();
+  // Said once as a warning: when the CAS is down every Xet file falls back, and one line tells it.
+  if (!shared_.fallback_said.exchange(true)) {
+    spdlog::warn("{}: Xet: {}; fetching it (and any other file the CAS cannot serve) over the LFS bridge", file.path,
+                 why);
+  } else {
+    spdlog::info("{}: Xet: {}; fetching it over the LFS bridge", file.path, why);
+  }
+  progress_.on_file_path(file, TransferPath::kBridge, "fell back from Xet: " + why);
+}
+
+std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const std::string& xet_hash) {
+  const std::uint64_t first = task.position;
+  const std::uint64_t end = std::min<std::uint64_t>(task.end, first + kMaxReconstructionSpan);
+  xet::Reconstruction plan;
+  if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) return failure;
+  if (std::optional<Failure> failure = fetch_terms(task, plan)) return failure;
+  if (task.cancelled || task.file->restart_requested() || task.position >= std::min<std::uint64_t>(task.end, end)) {
+    return std::nullopt;
+  }
+  // Every term was served and decoded, yet they end before the bytes asked for: a CAS that disagrees with
+  // the listing's size. Asked again from where the file stands; no progress uses up the retries.
+  return Failure{
+      {http::TransportFailure::kConnectionLost, 0, false},
+      fmt::format("the reconstruction of bytes {}-{} ended at byte {}", first, end - 1, task.position.load()),
+      std::nullopt,
+      false,
+      false};
+}
+
+std::optional<XetFetcher::Failure> XetFetcher::ask_reconstruction(const std::string& xet_hash, std::uint64_t first,
+                                                                  std::uint64_t last, xet::Reconstruction& plan) {
+  std::shared_ptr<const hub::XetAccess> access;
+  try {
+    access = settings_.tokens->current();
+  } catch (const Error& error) {
+    if (error.code() == ErrorCode::kInterrupted) throw;
+    return Failure{{}, std::string("no read token: ") + error.what(), std::nullopt, false, true};
+  }
+  const bool v2 = !shared_.v1_only;
+  http::RequestSpec spec;
+  spec.url = access->cas_url + (v2 ? "/v2/reconstructions/" : "/v1/reconstructions/") + xet_hash;
+  spec.bearer_token = &access->token;  // the CAS's own URL: the one place the Xet token goes
+  spec.range_from = first;
+  spec.range_last = last;
+  spec.extra_headers = {"Accept: application/json"};
+  http::StringSink sink(kMaxReconstructionBytes);
+  const http::HttpResponse response = transport_->get(spec, sink, stop_);
+  spdlog::debug("GET {} (bytes {}-{}) -> {}", spec.url, first, last,
+                http::describe(response.failure, response.failure_message, response.status));
+  if (response.failure == http::TransportFailure::kCancelled) throw Error(ErrorCode::kInterrupted, "interrupted");
+  const bool first_contact = !cas_answered_;
+  if (response.failure != http::TransportFailure::kNone) {
+    const bool lost = response.failure == http::TransportFailure::kConnectionLost;
+    Failure failure{{response.failure, 0, first_contact},
+                    "the CAS: " + http::describe(response.failure, response.failure_message, 0),
+                    std::nullopt,
+                    lost,
+                    false};
+    // Refused or unresolvable before it ever answered: a CAS that is down, not a blip.
+    failure.cas_unavailable = http::next_step(failure.attempt) == http::NextStep::kGiveUp;
+    return failure;
+  }
+  cas_answered_ = true;
+  const long status = response.status;
+  if (status == 200 || status == 206) {
+    if (sink.overflowed()) return Failure{{}, "the CAS's reconstruction is too large", std::nullopt, false, true};
+    try {
+      plan = v2 ? xet::parse_reconstruction_v2(sink.text()) : xet::parse_reconstruction_v1(sink.text());
+    } catch (const xet::ReconstructionError& error) {
+      return Failure{{http::TransportFailure::kConnectionLost, 0, false},
+                     std::string("unusable reconstruction: ") + error.what(),
+                     std::nullopt,
+                     false,
+                     false};
+    }
+    return std::nullopt;
+  }
+  if (v2 && (status == 404 || status == 501)) {
+    // As hf_xet does: a CAS without V2 serves V1. Asked again at once, without counting an attempt.
+    if (!shared_.v1_only.exchange(true)) spdlog::info("Xet: the CAS has no V2 reconstructions; asking V1");
+    return ask_reconstruction(xet_hash, first, last, plan);
+  }
+  const std::optional<http::RequestedWait> requested = http::requested_wait(response);
+  Failure failure{{http::TransportFailure::kNone, status, false},
+                  fmt::format("the CAS answered HTTP {} to the reconstruction", status),
+                  requested ? std::optional(requested->wait) : std::nullopt,
+                  sheds_load(status),
+                  false};
+  if (status == 401) {
+    settings_.tokens->rejected(access);  // the next attempt asks the Hub for a new token
+    failure.attempt.http_status = 503;   // retried like a blip, within the same attempts
+  } else if (http::next_step(failure.attempt) == http::NextStep::kGiveUp) {
+    failure.cas_unavailable = true;  // 404 (the CAS has no such file), 403, 416: the bridge may still serve it
+  }
+  return failure;
+}
+
+std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, const xet::Reconstruction& plan) {
+  std::uint64_t skip = plan.offset_into_first_range;
+  for (std::size_t first = 0; first < plan.terms.size();) {
+    if (task.cancelled || task.file->restart_requested() || task.position >= task.end) return std::nullopt;
+    // A run: consecutive terms of one fetch entry whose chunks follow each other, served by one GET.
+    std::size_t end = first + 1;
+    while (end < plan.terms.size() && plan.terms[end].fetch == plan.terms[first].fetch &&
+           plan.terms[end].chunk_begin == plan.terms[end - 1].chunk_end) {
+      ++end;
+    }
+    if (std::optional<Failure> failure = fetch_run(task, plan, first, end, skip)) return failure;
+    skip = 0;
+    first = end;
+  }
+  return std::nullopt;
+}
+
+std::optional<XetFetcher::Failure> XetFetcher::fetch_run(RangeTask& task, const xet::Reconstruction& plan,
+                                                         std::size_t first_term, std::size_t end_term,
+                                                         std::uint64_t skip) {
+  const xet::XorbFetch& fetch = plan.fetches[plan.terms[first_term].fetch];
+  XetRangeSink sink(task, plan, first_term, end_term, skip, batch_, settings_.rate_limiter, stop_);
+  http::RequestSpec spec;
+  spec.url = fetch.url;  // presigned: no token, ever
+  spec.range_from = fetch.byte_begin;
+  spec.range_last = fetch.byte_end - 1;
+  http::HttpResponse response;
+  try {
+    response = transport_->get(spec, sink, stop_);
+  } catch (...) {
+    sink.flush();  // what was decoded before the error is kept for the resume
+    throw;
+  }
+  const bool finished = sink.finished();
+  shared_.bytes_fetched += sink.received();
+  shared_.bytes_stored += sink.stored();
+  spdlog::debug("{}: GET xorb {} bytes {}-{} -> {}", task.file->remote().path, fetch.xorb_hash.substr(0, 12),
+                fetch.byte_begin, fetch.byte_end - 1,
+                http::describe(response.failure, response.failure_message, response.status));
+  if (response.failure == http::TransportFailure::kCancelled) throw interrupted(task.file->remote());
+  if (finished) return std::nullopt;
+  const long status = response.failure == http::TransportFailure::kNone ? response.status : 0;
+  if (sink.rejection()) {
+    return Failure{{http::TransportFailure::kConnectionLost, 0, false}, *sink.rejection(), std::nullopt, false, false};
+  }
+  if (status >= 200 && status < 300) {  // the body ended before the range did
+    return Failure{{http::TransportFailure::kConnectionLost, 0, false},
+                   fmt::format("xorb {} bytes {}-{}: the body ended after {} bytes", fetch.xorb_hash.substr(0, 12),
+                               fetch.byte_begin, fetch.byte_end - 1, sink.received()),
+                   std::nullopt,
+                   true,
+                   false};
+  }
+  const std::optional<http::RequestedWait> requested =
+      response.failure == http::TransportFailure::kNone ? http::requested_wait(response) : std::nullopt;
+  Failure failure{{response.failure, status, false},
+                  fmt::format("xorb {}: {}", fetch.xorb_hash.substr(0, 12),
+                              http::describe(response.failure, response.failure_message, response.status)),
+                  requested ? std::optional(requested->wait) : std::nullopt,
+                  sheds_load(status) || response.failure == http::TransportFailure::kConnectionLost,
+                  false};
+  // An expired or refused presigned URL: the next attempt's reconstruction brings new URLs.
+  if (status == 401 || status == 403 || status == 404 || status == 410) failure.attempt.http_status = 503;
+  return failure;
+}
+
+}  // namespace hfget::transfer

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "hfget/progress.hpp"
+#include "http/retry_policy.hpp"
+#include "http/transport.hpp"
+#include "transfer/xet_source.hpp"
+#include "xet/reconstruction.hpp"
+
+namespace hfget::transfer {
+
+/// One connection of the Xet source. A range of a Xet file is fetched as: the reconstruction of exactly the
+/// bytes still missing (V2, or V1 once the CAS has said it has no V2), then each run of its terms as one GET of
+/// the presigned xorb URL with exactly the byte range the reconstruction gave (no token: the signature is the
+/// credential), decoded into the file (XetRangeSink). Every failure asks for a new reconstruction of what is
+/// still missing, which also renews expired presigned URLs; a 401 renews the read token. When the CAS cannot
+/// serve the file (unreachable, no such file, retries used up) the file's remaining ranges go over the
+/// bridge, on this connection's bridge half, which also serves the files that have no xet hash.
+class XetFetcher final : public SourceConnection {
+ public:
+  XetFetcher(const XetSettings& settings, XetShared& shared, std::unique_ptr<SourceConnection> bridge,
+             std::unique_ptr<http::Transport> transport, const http::TransportSettings& limits, ProgressSink& progress,
+             std::stop_token stop);
+
+  void fetch(RangeTask& task) override;
+
+ private:
+  // Why an attempt over Xet did not end the range, and what the retry policy is to see.
+  struct Failure {
+    http::Attempt attempt;
+    std::string reason;
+    std::optional<std::chrono::seconds> retry_after;
+    bool push_back = false;        // the CDN or CAS shed load (429/503, a reset, a body cut short)
+    bool cas_unavailable = false;  // retrying over Xet will not help: the file goes over the bridge
+  };
+  std::optional<Failure> fetch_once(RangeTask& task, const std::string& xet_hash);
+  std::optional<Failure> ask_reconstruction(const std::string& xet_hash, std::uint64_t first, std::uint64_t last,
+                                            xet::Reconstruction& plan);
+  std::optional<Failure> fetch_terms(RangeTask& task, const xet::Reconstruction& plan);
+  std::optional<Failure> fetch_run(RangeTask& task, const xet::Reconstruction& plan, std::size_t first_term,
+                                   std::size_t end_term, std::uint64_t skip);
+  void fall_back(RangeTask& task, SourcedFile& state, const std::string& why);
+
+  const XetSettings& settings_;
+  XetShared& shared_;
+  std::unique_ptr<SourceConnection> bridge_;
+  std::unique_ptr<http::Transport> transport_;
+  ProgressSink& progress_;
+  std::uint64_t progress_bytes_;
+  std::stop_token stop_;
+  bool cas_answered_ = false;  // the CAS answered this connection once: a later connect failure is a blip
+  std::vector<std::byte> batch_;
+};
+
+}  // namespace hfget::transfer

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// The Xet source: how the Hub's own clients fetch Xet-stored files, and hfget's default for them. Each range of
+// a file is asked of the CAS as a reconstruction (which chunk ranges of which xorbs make up those bytes, and
+// the presigned URLs to fetch them with), then fetched and decoded chunk by chunk into the file at its offsets
+// (transfer/xet_fetcher.hpp). The scheduler, the incoming file (journal, SHA-256, verdict) and the layouts do
+// not know: to them a Xet range is a file range like any other, so resume, repair and publish are the bridge's.
+// Files without a xet hash, and Xet files whose CAS cannot be reached, go over the LFS bridge instead, on the
+// same connections: every file's state carries the bridge's (its signed URL lease) for that fall-back.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "hfget/download.hpp"
+#include "hfget/progress.hpp"
+#include "hub/xet_token.hpp"
+#include "transfer/bridge_source.hpp"
+#include "transfer/byte_source.hpp"
+
+namespace hfget::transfer {
+
+struct XetSettings {
+  /// The download's read token; nullptr (Xet disabled, or no token could be had): every file over the bridge.
+  std::shared_ptr<hub::XetTokens> tokens;
+  int max_attempts = 8;
+  std::chrono::milliseconds retry_base_delay{1000};
+  std::chrono::seconds retry_max_time{600};
+  RateLimiter* rate_limiter = nullptr;  // --max-speed, shared with the bridge's connections
+};
+
+/// A file's state in the download: the bridge's, and whether its ranges are fetched over Xet now.
+class SourcedFile final : public BridgeFile {
+ public:
+  SourcedFile(const RemoteFile& file, bool over_xet) : BridgeFile(file), over_xet_(over_xet) {}
+  bool over_xet() const noexcept { return over_xet_; }
+  /// The CAS cannot serve the file: its remaining ranges go over the bridge (the bytes are the same ones).
+  /// True for the call that switched it.
+  bool fall_back_to_bridge() { return over_xet_.exchange(false); }
+  /// True once: for the connection that reports the file's path first.
+  bool first_to_report() { return !reported_.exchange(true); }
+
+ private:
+  std::atomic<bool> over_xet_;
+  std::atomic<bool> reported_{false};
+};
+
+/// What the Xet connections of one download share.
+struct XetShared {
+  std::atomic<bool> v1_only{false};             // the CAS answered 404/501 to a V2 reconstruction: ask V1 from now on
+  std::atomic<std::uint64_t> bytes_stored{0};   // file bytes written from decoded xorb ranges
+  std::atomic<std::uint64_t> bytes_fetched{0};  // xorb bytes received (compressed)
+  std::atomic<bool> fallback_said{false};       // the first fall-back to the bridge was logged as a warning
+};
+
+/// The download's Xet read token, fetched now to learn whether Xet can be used: nullptr when Xet is off
+/// (options.xet false), when no file still to fetch is stored in Xet, or when the Hub gives no usable token
+/// (an endpoint or mirror without Xet, a token endpoint that is down) — said once in the log; the download then
+/// goes over the bridge. Refreshes later go through a transport of its own, made by `make_transport`.
+std::shared_ptr<hub::XetTokens> open_xet_tokens(const std::vector<PlannedFile>& plan, const DownloadOptions& options,
+                                                const std::string& commit, const TransportFactory& make_transport,
+                                                std::stop_token stop);
+
+class XetSource final : public ByteSource {
+ public:
+  XetSource(const XetSettings& xet, const BridgeSettings& bridge, const http::TransportSettings& limits,
+            TransportFactory make_transport, ProgressSink& progress);
+  XetSource(const XetSource&) = delete;
+  XetSource& operator=(const XetSource&) = delete;
+
+  std::unique_ptr<FileSource> open_file(const RemoteFile& file) override;
+  std::unique_ptr<SourceConnection> open_connection(std::stop_token stop) override;
+
+  const XetShared& shared() const noexcept { return shared_; }
+
+ private:
+  XetSettings xet_;
+  http::TransportSettings limits_;
+  TransportFactory make_transport_;
+  ProgressSink& progress_;
+  BridgeSource bridge_;
+  XetShared shared_;
+};
+
+}  // namespace hfget::transfer
