@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_code.hpp"
@@ -80,10 +81,16 @@ std::string describe_shard_set(const ShardSet& set) {
 void print_text(const Listing& listing) {
   fmt::print("{} {} @ {} (revision {}{})\n", to_string(listing.repo.type), listing.repo.name, listing.listed.commit,
              listing.revision, listing.listed.offline ? "; offline: the listing recorded in the cache" : "");
-  fmt::print("{:<56} {:>14} {:>22}  {:<3}  {}\n", "PATH", "BYTES", "SIZE", "LFS", "SHA256 (LFS) / GIT OID");
+  // A repo stored in Xet gets a column for the xet hashes (what the CAS names each file by); others keep the
+  // table they always had.
+  const bool xet = std::any_of(listing.listed.selected.begin(), listing.listed.selected.end(),
+                               [](const RemoteFile& file) { return file.xet_hash.has_value(); });
+  fmt::print("{:<56} {:>14} {:>22}  {:<3}  {}{}\n", "PATH", "BYTES", "SIZE", "LFS", "SHA256 (LFS) / GIT OID",
+             xet ? fmt::format("{:<{}}  XET HASH", "", 64 - 22) : "");
   for (const RemoteFile& file : listing.listed.selected) {
-    fmt::print("{:<56} {:>14} {:>22}  {:<3}  {}\n", file.path, file.size, util::format_bytes_both(file.size),
-               file.is_lfs() ? "lfs" : "-", file.is_lfs() ? *file.lfs_sha256 : file.blob_id);
+    fmt::print("{:<56} {:>14} {:>22}  {:<3}  {}{}\n", file.path, file.size, util::format_bytes_both(file.size),
+               file.is_lfs() ? "lfs" : "-", file.is_lfs() ? *file.lfs_sha256 : file.blob_id,
+               file.xet_hash ? fmt::format("{:<{}}  {}", "", file.is_lfs() ? 0 : 24, *file.xet_hash) : "");
   }
   fmt::print("{} of {} file(s), {}; {} LFS file(s), {}\n", listing.listed.selected.size(), listing.listed.files.size(),
              util::format_bytes_both(listing.total_bytes), listing.lfs_files,
