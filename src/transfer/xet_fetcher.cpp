@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "hfget/error.hpp"
 #include "http/range_answer.hpp"
@@ -177,28 +179,109 @@ std::optional<XetFetcher::Failure> XetFetcher::ask_reconstruction(const std::str
   return failure;
 }
 
+namespace {
+
+// Chunks that a later term of the same reconstruction names again (same xorb, same chunk), kept once decoded,
+// within a budget: a file with repeated content (runs of zeros, most often, which a writer stores once) is
+// fetched once. A presigned range must be fetched as given, so without this every repeat would fetch its
+// whole range again, up to the 64 MiB of a xorb, to use one chunk of it.
+class ChunkMemory {
+ public:
+  static constexpr std::uint64_t kBudgetBytes = 8 << 20;
+  static constexpr std::uint32_t kMaxExtraChunks = 64;  // decoded past a run for later terms: 8 MiB at most
+
+  explicit ChunkMemory(const xet::Reconstruction& plan) : plan_(plan) {
+    for (std::size_t i = 0; i < plan.terms.size(); ++i) {
+      const xet::Term& term = plan.terms[i];
+      for (std::uint32_t c = term.chunk_begin; c < term.chunk_end; ++c) last_use_[{term.xorb_hash, c}] = i;
+    }
+  }
+
+  // Every chunk of `term` is kept.
+  bool holds(std::size_t term) const {
+    const xet::Term& t = plan_.terms[term];
+    for (std::uint32_t c = t.chunk_begin; c < t.chunk_end; ++c) {
+      if (kept_.count({t.xorb_hash, c}) == 0) return false;
+    }
+    return true;
+  }
+  // Writes a term held in memory; chunks no later term names are let go.
+  void write(std::size_t term, TaskWriter& writer) {
+    const xet::Term& t = plan_.terms[term];
+    for (std::uint32_t c = t.chunk_begin; c < t.chunk_end; ++c) {
+      const auto it = kept_.find({t.xorb_hash, c});
+      writer.emit(it->second);
+      if (last_use_[it->first] <= term) {
+        budget_ += it->second.size();
+        kept_.erase(it);
+      }
+    }
+    writer.flush();
+  }
+  // A chunk decoded while fetching terms [.., run_end): kept when a term after the run names it.
+  void offer(const std::string& xorb, std::uint32_t chunk, std::size_t run_end, std::span<const std::byte> data) {
+    const Key key{xorb, chunk};
+    const auto use = last_use_.find(key);
+    if (use == last_use_.end() || use->second < run_end || data.size() > budget_ || kept_.count(key) != 0) return;
+    budget_ -= data.size();
+    kept_.emplace(key, std::vector<std::byte>(data.begin(), data.end()));
+  }
+
+ private:
+  using Key = std::pair<std::string, std::uint32_t>;
+  const xet::Reconstruction& plan_;
+  std::map<Key, std::size_t> last_use_;  // the last term that names the chunk
+  std::map<Key, std::vector<std::byte>> kept_;
+  std::uint64_t budget_ = kBudgetBytes;
+};
+
+}  // namespace
+
 std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, const xet::Reconstruction& plan) {
-  std::uint64_t skip = plan.offset_into_first_range;
+  TaskWriter writer(task, batch_, plan.offset_into_first_range);
+  struct CountStored {  // however this ends, what was written counts
+    const TaskWriter& writer;
+    XetShared& shared;
+    ~CountStored() { shared.bytes_stored += writer.stored(); }
+  } count_stored{writer, shared_};
+  ChunkMemory memory(plan);
   for (std::size_t first = 0; first < plan.terms.size();) {
-    if (task.cancelled || task.file->restart_requested() || task.position >= task.end) return std::nullopt;
+    if (task.cancelled || task.file->restart_requested() || writer.reached_end()) return std::nullopt;
+    if (memory.holds(first)) {
+      memory.write(first++, writer);
+      continue;
+    }
     // A run: consecutive terms of one fetch entry whose chunks follow each other, served by one GET.
     std::size_t end = first + 1;
     while (end < plan.terms.size() && plan.terms[end].fetch == plan.terms[first].fetch &&
            plan.terms[end].chunk_begin == plan.terms[end - 1].chunk_end) {
       ++end;
     }
-    if (std::optional<Failure> failure = fetch_run(task, plan, first, end, skip)) return failure;
-    skip = 0;
+    // The fetch is decoded past the run's last term where a later term names chunks it holds there (the tail
+    // of a run of zeros, say), up to what the memory can keep.
+    const xet::XorbFetch& fetch = plan.fetches[plan.terms[first].fetch];
+    std::uint32_t until = plan.terms[end - 1].chunk_end;
+    for (std::size_t k = end; k < plan.terms.size(); ++k) {
+      if (plan.terms[k].fetch == plan.terms[first].fetch) until = std::max(until, plan.terms[k].chunk_end);
+    }
+    until = std::min({until, fetch.chunk_end, plan.terms[end - 1].chunk_end + ChunkMemory::kMaxExtraChunks});
+    const std::string& xorb = plan.terms[first].xorb_hash;
+    const ChunkKeeper keep = [&memory, &xorb, end](std::uint32_t chunk, std::span<const std::byte> data) {
+      memory.offer(xorb, chunk, end, data);
+    };
+    if (std::optional<Failure> failure = fetch_run(task, plan, first, end, writer, keep, until)) return failure;
     first = end;
   }
+  writer.flush();
   return std::nullopt;
 }
 
 std::optional<XetFetcher::Failure> XetFetcher::fetch_run(RangeTask& task, const xet::Reconstruction& plan,
                                                          std::size_t first_term, std::size_t end_term,
-                                                         std::uint64_t skip) {
+                                                         TaskWriter& writer, ChunkKeeper keep,
+                                                         std::uint32_t decode_until) {
   const xet::XorbFetch& fetch = plan.fetches[plan.terms[first_term].fetch];
-  XetRangeSink sink(task, plan, first_term, end_term, skip, batch_, settings_.rate_limiter, stop_);
+  XetRangeSink sink(plan, first_term, end_term, writer, settings_.rate_limiter, stop_, std::move(keep), decode_until);
   http::RequestSpec spec;
   spec.url = fetch.url;  // presigned: no token, ever
   spec.range_from = fetch.byte_begin;
@@ -207,12 +290,11 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_run(RangeTask& task, const 
   try {
     response = transport_->get(spec, sink, stop_);
   } catch (...) {
-    sink.flush();  // what was decoded before the error is kept for the resume
+    writer.flush();  // what was decoded before the error is kept for the resume
     throw;
   }
   const bool finished = sink.finished();
   shared_.bytes_fetched += sink.received();
-  shared_.bytes_stored += sink.stored();
   spdlog::debug("{}: GET xorb {} bytes {}-{} -> {}", task.file->remote().path, fetch.xorb_hash.substr(0, 12),
                 fetch.byte_begin, fetch.byte_end - 1,
                 http::describe(response.failure, response.failure_message, response.status));

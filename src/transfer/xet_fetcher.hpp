@@ -11,6 +11,7 @@
 #include "hfget/progress.hpp"
 #include "http/retry_policy.hpp"
 #include "http/transport.hpp"
+#include "transfer/xet_range_sink.hpp"
 #include "transfer/xet_source.hpp"
 #include "xet/reconstruction.hpp"
 
@@ -45,7 +46,8 @@ class XetFetcher final : public SourceConnection {
                                             xet::Reconstruction& plan);
   std::optional<Failure> fetch_terms(RangeTask& task, const xet::Reconstruction& plan);
   std::optional<Failure> fetch_run(RangeTask& task, const xet::Reconstruction& plan, std::size_t first_term,
-                                   std::size_t end_term, std::uint64_t skip);
+                                   std::size_t end_term, TaskWriter& writer, ChunkKeeper keep,
+                                   std::uint32_t decode_until);
   void fall_back(RangeTask& task, SourcedFile& state, const std::string& why);
 
   const XetSettings& settings_;

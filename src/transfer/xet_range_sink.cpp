@@ -10,84 +10,12 @@
 
 namespace hfget::transfer {
 
-XetRangeSink::XetRangeSink(RangeTask& task, const xet::Reconstruction& plan, std::size_t first_term,
-                           std::size_t end_term, std::uint64_t skip, std::vector<std::byte>& batch,
-                           RateLimiter* limiter, std::stop_token stop)
-    : task_(task),
-      plan_(plan),
-      fetch_(plan.fetches[plan.terms[first_term].fetch]),
-      term_(first_term),
-      end_term_(end_term),
-      skip_(skip),
-      batch_(batch),
-      limiter_(limiter),
-      stop_(std::move(stop)),
-      decoder_([this](std::uint64_t index, std::span<const std::byte> data) { on_chunk(index, data); }) {
+TaskWriter::TaskWriter(RangeTask& task, std::vector<std::byte>& batch, std::uint64_t skip)
+    : task_(task), batch_(batch), skip_(skip) {
   batch_.clear();
 }
 
-void XetRangeSink::on_response_start(const http::HttpResponse& head) {
-  const std::uint64_t last = fetch_.byte_end - 1;
-  if (head.status == 206) {
-    const std::string* value = head.header("content-range");
-    const std::optional<http::ContentRange> range = value ? http::parse_content_range(*value) : std::nullopt;
-    if (!range || range->first != fetch_.byte_begin || range->last != last) {
-      rejection_ = fmt::format("Content-Range '{}' is not the xorb bytes {}-{} asked for",
-                               util::printable(value ? *value : ""), fetch_.byte_begin, last);
-    }
-  } else if (fetch_.byte_begin != 0) {
-    // A 200 is the whole object: usable only when the range starts it (the body is cut at the range's end).
-    rejection_ = fmt::format("the server ignored the Range request (HTTP {}) for xorb bytes {}-{}", head.status,
-                             fetch_.byte_begin, last);
-  }
-}
-
-bool XetRangeSink::on_body(std::span<const std::byte> bytes) {
-  if (rejection_ || reached_end_ || task_.cancelled) return false;
-  if (limiter_ != nullptr && !limiter_->acquire(bytes.size(), stop_)) return false;
-  const std::uint64_t wanted = fetch_.byte_end - fetch_.byte_begin;
-  const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(wanted - received_, bytes.size()));
-  received_ += take;
-  try {
-    decoder_.feed(bytes.first(take));
-  } catch (const xet::DecodeError& error) {
-    rejection_ = fmt::format("xorb {} bytes {}-{}: {}", fetch_.xorb_hash.substr(0, 12), fetch_.byte_begin,
-                             fetch_.byte_end - 1, error.what());
-    return false;
-  }
-  return take == bytes.size() && !reached_end_ && !rejection_;
-}
-
-void XetRangeSink::on_chunk(std::uint64_t index, std::span<const std::byte> data) {
-  const std::uint64_t chunk = fetch_.chunk_begin + index;
-  while (term_ < end_term_ && chunk >= plan_.terms[term_].chunk_end) close_term();
-  if (term_ == end_term_ || rejection_) {
-    reached_end_ = true;  // the chunks past the last term are not needed
-    return;
-  }
-  const xet::Term& term = plan_.terms[term_];
-  if (chunk < term.chunk_begin) return;  // the fetch entry starts before the term
-  term_bytes_ += data.size();
-  if (term_bytes_ > term.data_bytes) {
-    throw xet::DecodeError(
-        fmt::format("the chunks of term {} decode to more than its {} bytes", term_, term.data_bytes));
-  }
-  emit(data);
-  if (chunk + 1 == term.chunk_end) close_term();
-  if (term_ == end_term_) reached_end_ = true;
-}
-
-void XetRangeSink::close_term() {
-  const xet::Term& term = plan_.terms[term_];
-  if (term_bytes_ != term.data_bytes && !reached_end_) {
-    throw xet::DecodeError(fmt::format("the chunks of term {} decode to {} bytes, the reconstruction says {}", term_,
-                                       term_bytes_, term.data_bytes));
-  }
-  ++term_;
-  term_bytes_ = 0;
-}
-
-void XetRangeSink::emit(std::span<const std::byte> data) {
+bool TaskWriter::emit(std::span<const std::byte> data) {
   if (skip_ > 0) {
     const auto skipped = static_cast<std::size_t>(std::min<std::uint64_t>(skip_, data.size()));
     skip_ -= skipped;
@@ -107,9 +35,10 @@ void XetRangeSink::emit(std::span<const std::byte> data) {
     if (batch_.size() == batch_.capacity()) flush();
     if (task_.position + batch_.size() >= task_.end) reached_end_ = true;
   }
+  return !reached_end_;
 }
 
-void XetRangeSink::flush() {
+void TaskWriter::flush() {
   if (batch_.empty()) return;
   struct Emptied {  // written or not (a full disk throws), the batch is done with
     std::vector<std::byte>& batch;
@@ -125,10 +54,86 @@ void XetRangeSink::flush() {
   stored_ += length;
 }
 
+XetRangeSink::XetRangeSink(const xet::Reconstruction& plan, std::size_t first_term, std::size_t end_term,
+                           TaskWriter& writer, RateLimiter* limiter, std::stop_token stop, ChunkKeeper keep,
+                           std::uint32_t decode_until)
+    : plan_(plan),
+      fetch_(plan.fetches[plan.terms[first_term].fetch]),
+      term_(first_term),
+      end_term_(end_term),
+      next_chunk_(fetch_.chunk_begin),
+      decode_until_(std::max(decode_until, plan.terms[end_term - 1].chunk_end)),
+      writer_(writer),
+      limiter_(limiter),
+      stop_(std::move(stop)),
+      keep_(std::move(keep)),
+      task_(writer.task()),
+      decoder_([this](std::uint64_t index, std::span<const std::byte> data) { on_chunk(index, data); }) {}
+
+void XetRangeSink::on_response_start(const http::HttpResponse& head) {
+  const std::uint64_t last = fetch_.byte_end - 1;
+  if (head.status == 206) {
+    const std::string* value = head.header("content-range");
+    const std::optional<http::ContentRange> range = value ? http::parse_content_range(*value) : std::nullopt;
+    if (!range || range->first != fetch_.byte_begin || range->last != last) {
+      rejection_ = fmt::format("Content-Range '{}' is not the xorb bytes {}-{} asked for",
+                               util::printable(value ? *value : ""), fetch_.byte_begin, last);
+    }
+  } else if (fetch_.byte_begin != 0) {
+    // A 200 is the whole object: usable only when the range starts it (the body is cut at the range's end).
+    rejection_ = fmt::format("the server ignored the Range request (HTTP {}) for xorb bytes {}-{}", head.status,
+                             fetch_.byte_begin, last);
+  }
+}
+
+bool XetRangeSink::on_body(std::span<const std::byte> bytes) {
+  if (rejection_ || done() || task_.cancelled) return false;
+  if (limiter_ != nullptr && !limiter_->acquire(bytes.size(), stop_)) return false;
+  const std::uint64_t wanted = fetch_.byte_end - fetch_.byte_begin;
+  const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(wanted - received_, bytes.size()));
+  received_ += take;
+  try {
+    decoder_.feed(bytes.first(take));
+  } catch (const xet::DecodeError& error) {
+    rejection_ = fmt::format("xorb {} bytes {}-{}: {}", fetch_.xorb_hash.substr(0, 12), fetch_.byte_begin,
+                             fetch_.byte_end - 1, error.what());
+    return false;
+  }
+  return take == bytes.size() && !done();
+}
+
+void XetRangeSink::on_chunk(std::uint64_t index, std::span<const std::byte> data) {
+  if (done()) return;  // the chunks past the last term, or past the task's end, are not needed
+  const std::uint64_t chunk = fetch_.chunk_begin + index;
+  next_chunk_ = chunk + 1;
+  if (keep_) keep_(static_cast<std::uint32_t>(chunk), data);
+  while (term_ < end_term_ && chunk >= plan_.terms[term_].chunk_end) close_term();
+  if (term_ == end_term_) return;
+  const xet::Term& term = plan_.terms[term_];
+  if (chunk < term.chunk_begin) return;  // the fetch entry starts before the term
+  term_bytes_ += data.size();
+  if (term_bytes_ > term.data_bytes) {
+    throw xet::DecodeError(
+        fmt::format("the chunks of term {} decode to more than its {} bytes", term_, term.data_bytes));
+  }
+  writer_.emit(data);
+  if (chunk + 1 == term.chunk_end) close_term();
+}
+
+void XetRangeSink::close_term() {
+  const xet::Term& term = plan_.terms[term_];
+  if (term_bytes_ != term.data_bytes) {
+    throw xet::DecodeError(fmt::format("the chunks of term {} decode to {} bytes, the reconstruction says {}", term_,
+                                       term_bytes_, term.data_bytes));
+  }
+  ++term_;
+  term_bytes_ = 0;
+}
+
 bool XetRangeSink::finished() {
-  flush();
+  writer_.flush();
   if (rejection_) return false;
-  if (reached_end_ || term_ == end_term_) return true;
+  if (writer_.reached_end() || term_ == end_term_) return true;
   try {
     decoder_.finish();
   } catch (const xet::DecodeError& error) {

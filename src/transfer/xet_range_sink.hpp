@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <stop_token>
@@ -23,48 +24,72 @@
 
 namespace hfget::transfer {
 
+/// Writes file bytes at the task's position, up to its (possibly lowered) end, through the connection's
+/// batch buffer: what XetRangeSink decodes, and a term's bytes kept from earlier in the same reconstruction.
+class TaskWriter {
+ public:
+  /// `skip` bytes of what is emitted first are dropped (the reconstruction's offset_into_first_range).
+  TaskWriter(RangeTask& task, std::vector<std::byte>& batch, std::uint64_t skip);
+  /// Returns false once the task's end is reached: the rest is not needed.
+  bool emit(std::span<const std::byte> data);
+  /// Writes what the batch holds (journal, hash, progress: IncomingFile::store).
+  void flush();
+  bool reached_end() const noexcept { return reached_end_; }
+  RangeTask& task() const noexcept { return task_; }
+  std::uint64_t stored() const noexcept { return stored_; }
+
+ private:
+  RangeTask& task_;
+  std::vector<std::byte>& batch_;
+  std::uint64_t skip_;
+  bool reached_end_ = false;
+  std::uint64_t stored_ = 0;
+};
+
+/// Is given every chunk the fetch decodes (its index in the xorb, its data), whether a term of this run needs it
+/// or not: a later term of the same reconstruction may name it again (a file with repeated content).
+using ChunkKeeper = std::function<void(std::uint32_t chunk, std::span<const std::byte> data)>;
+
 class XetRangeSink final : public http::BodySink {
  public:
   /// Serves terms [first_term, end_term) of `plan`, all covered by the same fetch entry and contiguous in its
-  /// chunks; `skip` bytes of the first term's data come before the task's position (offset_into_first_range).
-  /// `batch` is the connection's write buffer (its capacity is kept).
-  XetRangeSink(RangeTask& task, const xet::Reconstruction& plan, std::size_t first_term, std::size_t end_term,
-               std::uint64_t skip, std::vector<std::byte>& batch, RateLimiter* limiter, std::stop_token stop);
+  /// chunks, into `writer`. `keep` (if set) is given every decoded chunk.
+  /// `decode_until`: the chunk index (exclusive) the fetch is decoded up to even past the last term, for `keep`
+  /// (a later term names chunks the fetch holds after this run's terms); 0: the last term's end.
+  XetRangeSink(const xet::Reconstruction& plan, std::size_t first_term, std::size_t end_term, TaskWriter& writer,
+               RateLimiter* limiter, std::stop_token stop, ChunkKeeper keep = {}, std::uint32_t decode_until = 0);
 
   void on_response_start(const http::HttpResponse& head) override;
   bool on_body(std::span<const std::byte> bytes) override;
-  void on_read_done() override { flush(); }
+  void on_read_done() override { writer_.flush(); }
 
-  /// Writes what the batch holds. Called after each read and after the request, however it ended.
-  void flush();
   /// After the request: true when every term was served, or the task's end was reached. Otherwise the body
   /// ended early or was refused, and rejection() may say why.
   bool finished();
 
   const std::optional<std::string>& rejection() const noexcept { return rejection_; }
   std::uint64_t received() const noexcept { return received_; }
-  std::uint64_t stored() const noexcept { return stored_; }
 
  private:
   void on_chunk(std::uint64_t index, std::span<const std::byte> data);
   void close_term();
-  void emit(std::span<const std::byte> data);
+  bool done() const { return writer_.reached_end() || (term_ == end_term_ && next_chunk_ >= decode_until_); }
 
-  RangeTask& task_;
   const xet::Reconstruction& plan_;
   const xet::XorbFetch& fetch_;
   std::size_t term_;  // the term being decoded
   std::size_t end_term_;
   std::uint64_t term_bytes_ = 0;  // decoded for the current term so far
-  std::uint64_t skip_;
-  std::vector<std::byte>& batch_;
+  std::uint64_t next_chunk_ = 0;  // the index in the xorb of the next chunk to decode
+  std::uint32_t decode_until_;
+  TaskWriter& writer_;
   RateLimiter* limiter_;
   std::stop_token stop_;
+  ChunkKeeper keep_;
+  RangeTask& task_;
   xet::ChunkStreamDecoder decoder_;
   std::optional<std::string> rejection_;
-  bool reached_end_ = false;  // the task's end is written: the rest of the body is not needed
   std::uint64_t received_ = 0;
-  std::uint64_t stored_ = 0;
 };
 
 }  // namespace hfget::transfer
