@@ -1532,6 +1532,7 @@ class CasHandler(BaseHandler):
         parts = url.path.strip("/").split("/")
         write = method == "POST"
         body = self._upload_body() if write else b""
+        self._record["upload_bytes"] = len(body)
         token = store.check_token(value, ("write",) if write else ("read", "write"))
         if isinstance(token, str):
             raise HubError(401, f"Xet token {token}")
