@@ -1277,7 +1277,8 @@ class HubHandler(BaseHandler):
     def _upload_repo(self, repo: Repo | None, repo_type: str, repo_id: str) -> Repo:
         """The repo an upload writes to, created on first use (the emulator has no create-repo endpoint)."""
         self._writer_token()
-        self._authorize(repo, repo_type, repo_id, files=False) if repo is not None else None
+        if repo is not None:
+            self._authorize(repo, repo_type, repo_id, files=False)
         with self.state.commit_lock:
             return self.state.repos.setdefault((repo_type, repo_id), Repo(repo_type, repo_id))
 
@@ -1527,7 +1528,10 @@ class CasHandler(BaseHandler):
             if fault.kind == "stall":
                 time.sleep(min(fault.seconds, MAX_STALL_SECONDS))
             self.close_connection = True     # "drop" (and a stall's end): no answer at all
-            self.connection.shutdown(socket.SHUT_RDWR)
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             return
         parts = url.path.strip("/").split("/")
         write = method == "POST"
@@ -1555,7 +1559,7 @@ class CasHandler(BaseHandler):
 
     def _bearer(self) -> str | None:
         scheme, _, value = (self.headers.get("Authorization") or "").partition(" ")
-        return value.strip() or None if scheme.lower() == "bearer" else None
+        return (value.strip() or None) if scheme.lower() == "bearer" else None
 
     def _upload_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)

@@ -11,6 +11,7 @@ and dedup between two revisions. Needs node and `npm ci --prefix tests/interop` 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import random
 import shutil
@@ -270,6 +271,15 @@ class XetHubTest(HfgetTestCase):
         self.hub.set_faults([{"path": "*", "kind": "status", "status": 429, "retry_after": 3, "target": "cas"}])
         busy = self.reconstruction("model-00002-of-00002.safetensors", 1)
         self.assertEqual((busy.status, busy.headers["Retry-After"]), (429, "3"))
+
+    def test_cas_down_and_token_endpoint_down(self):
+        self.hub.set_faults([{"path": "*", "kind": "drop", "target": "cas"}])
+        with self.assertRaises((ConnectionError, http.client.HTTPException)):
+            self.reconstruction("model-00002-of-00002.safetensors", 2)
+        self.hub.set_faults([{"path": "/api/models/*/xet-read-token/*", "kind": "status", "status": 503,
+                              "target": "api"}])
+        self.assertEqual(self.hub.api(f"/api/models/{REPO}/xet-read-token/main").status, 503)
+        self.assertEqual(self.hub.api(f"/api/models/{REPO}/xet-read-token/main").status, 200)
 
     def test_xorb_fetch_faults(self):
         answer = self.reconstruction("model-00002-of-00002.safetensors", 1).json()
