@@ -425,6 +425,8 @@ class HubState:
             if branch in repo.branches:
                 raise SystemExit(f"hub_emulator: branch {branch!r} given twice for {repo_id}")
             repo.branches[branch] = Commit.load(repo.key, branch, Path(directory))
+        if self.xet:
+            self._replay_xet_commits()
         for spec in args.xet_repo or []:
             repo_type, repo_id, branch, _ = parse_repo_spec(spec, value_required=False)
             repo = self.repos.setdefault((repo_type, repo_id), Repo(repo_type, repo_id))
@@ -451,6 +453,38 @@ class HubState:
                 for f in commit.files.values():
                     if f.lfs:
                         self.blobs.setdefault(f.sha256, []).append(f)
+
+    def add_xet_commit(self, repo: Repo, branch: str, files: dict[str, RepoFile], parent: str,
+                       replay: bool = False) -> Commit:
+        """A commit made by a Xet upload: the branch's new head, recorded in DIR/commits.jsonl so that an
+        emulator started later on the same --xet-store serves the same repos (replayed by _load)."""
+        commit = Commit.from_files(repo.key, branch, files, parent)
+        if branch in repo.branches:
+            repo.history.append(repo.branches[branch])
+        repo.branches[branch] = commit
+        for f in commit.files.values():
+            if f.lfs:
+                self.blobs.setdefault(f.sha256, []).append(f)
+        if self.cdn_root and not replay:
+            self.place_cdn_blobs(self.cdn_root)
+        if not replay:
+            record = {"repo": repo.key, "branch": branch, "parent": parent,
+                      "files": {p: {"sha256": f.sha256, "xet_hash": f.xet_hash, "lfs": f.lfs} for p, f in files.items()}}
+            with open(self.xet.root / "commits.jsonl", "a", encoding="utf-8") as out:
+                out.write(json.dumps(record) + "\n")
+        return commit
+
+    def _replay_xet_commits(self) -> None:
+        journal = self.xet.root / "commits.jsonl"
+        for line in journal.read_text(encoding="utf-8").splitlines() if journal.exists() else []:
+            record = json.loads(line)
+            repo_type, _, repo_id = record["repo"].partition(":")
+            repo = self.repos.setdefault((repo_type, repo_id), Repo(repo_type, repo_id))
+            files = {}
+            for path, meta in record["files"].items():
+                f = RepoFile.load(path, self.xet.root / "files" / meta["sha256"])
+                files[path] = dataclasses.replace(f, lfs=meta["lfs"], xet_hash=meta["xet_hash"])
+            self.add_xet_commit(repo, record["branch"], files, record["parent"], replay=True)
 
     def _repo_for_option(self, option: str, repo_type: str, repo_id: str) -> Repo:
         try:
@@ -1377,15 +1411,7 @@ class HubHandler(BaseHandler):
                         raise ValueError(f"unknown key {key!r}")
                 except (ValueError, KeyError, TypeError, FormatError) as error:
                     raise HubError(400, f"Invalid commit line: {error}") from None
-            commit = Commit.from_files(repo.key, branch, files, parent.sha if parent else "")
-            if parent:
-                repo.history.append(parent)
-            repo.branches[branch] = commit
-            for f in commit.files.values():
-                if f.lfs:
-                    self.state.blobs.setdefault(f.sha256, []).append(f)
-            if self.state.cdn_root:
-                self.state.place_cdn_blobs(self.state.cdn_root)
+            commit = self.state.add_xet_commit(repo, branch, files, parent.sha if parent else "")
         self._send_json(200, {"success": True, "commitOid": commit.sha,
                               "commitUrl": f"{self._base_url()}/{RESOLVE_PREFIX[repo_type]}{repo_id}/commit/{commit.sha}"})
 
@@ -1691,7 +1717,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.faults:
         state.faults.set([FaultRule.from_json(r) for r in json.loads(Path(args.faults).read_text())])
     if args.cdn_root:
-        state.place_cdn_blobs(Path(args.cdn_root))
+        state.place_cdn_blobs(Path(args.cdn_root))   # replayed Xet commits included
 
     hub = QuietServer((args.host, args.port), HubHandler, state, "hub")
     servers = [hub]

@@ -12,11 +12,17 @@ import struct
 import sys
 from dataclasses import dataclass
 
-try:
-    import lz4.frame
-except ImportError:  # a pyenv/venv interpreter without Debian's python3-lz4: borrow the system's copy
-    sys.path.append("/usr/lib/python3/dist-packages")
-    import lz4.frame
+
+
+def _lz4_frame():
+    """python3-lz4, imported on first use (only decoding needs it); a pyenv/venv interpreter without Debian's
+    package borrows the system's copy."""
+    try:
+        import lz4.frame
+    except ImportError:
+        sys.path.append("/usr/lib/python3/dist-packages")
+        import lz4.frame
+    return lz4.frame
 
 HASH_BYTES = 32
 SHARD_MAGIC = b"HFRepoMetaData\x00" + bytes([85, 105, 103, 69, 106, 123, 129, 87, 131, 165, 189, 217, 92, 205,
@@ -206,7 +212,7 @@ def decode_chunk(data: bytes, offset: int) -> bytes:
     if header.scheme == 0:
         plain = payload
     else:
-        plain = lz4.frame.decompress(payload)
+        plain = _lz4_frame().decompress(payload)
         if header.scheme == 2:   # byte grouping: plane i holds bytes i, i+4, ...; planes concatenated
             size, plain_out = len(plain), bytearray(len(plain))
             position = 0

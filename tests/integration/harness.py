@@ -425,7 +425,7 @@ class Hub:
                  url_ttl: int | None = None, nginx_workers: int = 1, extra_args: list[str] | tuple = (),
                  tls: tuple[str | Path, str | Path] | None = None, xet: bool = False,
                  xet_token_ttl: int | None = None, xet_repos: list[str] | tuple = (),
-                 xet_hide: list[str] | tuple = ()) -> None:
+                 xet_hide: list[str] | tuple = (), xet_store: str | Path | None = None) -> None:
         if cdn not in ("nginx", "emulator"):
             raise ValueError("cdn must be 'nginx' or 'emulator'")
         self.repos, self.cdn = dict(repos), cdn
@@ -434,7 +434,9 @@ class Hub:
                              url_ttl=url_ttl, extra_args=list(extra_args))
         # xet=True: the emulator accepts Xet uploads (xet_upload() below) and serves Xet reads; its CAS and
         # presigned-xorb server listen at self.cas_url and self.xorb_url (tests/hub/README.md, "Xet").
-        self.xet, self.xet_token_ttl = xet, xet_token_ttl
+        # xet_store: keep the Xet store (xorbs, shards, commits) there instead of in the temp dir; a later Hub
+        # given the same directory serves the same repos and commits again.
+        self.xet, self.xet_token_ttl, self.xet_store = xet or xet_store is not None, xet_token_ttl, xet_store
         self.xet_repos, self.xet_hide = list(xet_repos), list(xet_hide)
         self.cas_url = self.xorb_url = ""
         self.limit_rate, self.nginx_workers = limit_rate, nginx_workers
@@ -500,7 +502,7 @@ class Hub:
             self._nginx.start()
             argv += ["--cdn-url", self._nginx.url, "--cdn-root", str(cdn_root), "--cdn-secret", secret]
         if self.xet:
-            argv += ["--xet-store", str(self.tmp / "xet"), "--token", XET_WRITER_TOKEN]
+            argv += ["--xet-store", str(self.xet_store or self.tmp / "xet"), "--token", XET_WRITER_TOKEN]
             if self.xet_token_ttl is not None:
                 argv += ["--xet-token-ttl", str(self.xet_token_ttl)]
             for spec in self.xet_repos:

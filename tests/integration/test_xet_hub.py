@@ -21,7 +21,7 @@ import time
 import unittest
 from pathlib import Path
 
-from harness import KIB, MIB, REPO_ROOT, XET_WRITER_TOKEN, http_request
+from harness import KIB, MIB, REPO_ROOT, XET_WRITER_TOKEN, Hub, http_request
 from support import HfgetTestCase
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "hub"))
@@ -260,6 +260,18 @@ class XetHubTest(HfgetTestCase):
         tree = self.hub.api(f"/api/models/{REPO}/tree/{self.first.commit}?recursive=true").json()
         regular = next(e for e in tree if e["path"] == "config.json")
         self.assertNotIn("xetHash", regular)
+
+    def test_a_later_hub_on_the_same_store_serves_the_same_commits(self):
+        store = self.workdir / "store-copy"
+        shutil.copytree(self.hub.tmp / "xet", store)
+        with Hub({}, xet_store=store, cdn="emulator") as later:
+            self.assertEqual(later.commit(REPO), self.second.commit)
+            self.assertEqual(later.commit(REPO, self.first.commit), self.first.commit)
+            path = "model-00001-of-00002.safetensors"
+            location = http_request("GET", f"{later.url}/{REPO}/resolve/{self.first.commit}/{path}")
+            self.assertEqual(location.headers["X-Xet-Hash"], self.first.xet_hashes[path])
+            self.assertEqual(sha256(http_request("GET", location.headers["Location"]).body),
+                             sha256((self.source / path).read_bytes()))
 
     # -- faults -------------------------------------------------------------------------------------
 
