@@ -674,6 +674,7 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
             "path": url.path, "query": url.query, "status": None, "range": self.headers.get("Range"),
             "if_range": self.headers.get("If-Range"),
             "has_authorization": "Authorization" in self.headers, "bytes_sent": 0,
+            "host": self.headers.get("Host"), "token": self._token_label(),
             "file": None, "repo": None, "fault": None,
             "client_port": self.client_address[1],
         }
@@ -689,6 +690,18 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         finally:
             if not internal:
                 self.state.log.add(self._record)
+
+    def _token_label(self) -> str | None:
+        """Which token a request carried, never the token: a Xet token's name ("xet-read-3"), else "hub-" and
+        12 hex digits of the Authorization value's SHA-256 (the same token always gives the same label)."""
+        value = self.headers.get("Authorization")
+        if value is None:
+            return None
+        bearer = value.partition(" ")[2].strip()
+        xet = self.server.state.xet
+        if xet is not None and bearer.startswith("xet_") and (name := xet.token_name(bearer)) != "unknown":
+            return name
+        return "hub-" + hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:12]
 
     def do_GET(self):
         self._handle("GET")
@@ -1545,7 +1558,6 @@ class CasHandler(BaseHandler):
     def dispatch(self, method: str, url) -> None:
         store = self.state.xet
         value = self._bearer()
-        self._record["token"] = store.token_name(value)
         fault = self.state.faults.take([url.path], CAS_FAULT_KINDS, target="cas")
         if fault:
             self._record["fault"] = fault.kind

@@ -150,6 +150,8 @@ class XetHubTest(HfgetTestCase):
         for record in cas:
             self.assertTrue(record["has_authorization"])
             self.assertRegex(record["token"], r"^xet-write-\d+$")
+        hub_token = "hub-" + sha256(f"Bearer {XET_WRITER_TOKEN}".encode())[:12]
+        self.assertEqual({r["token"] for r in self.first_log if r["listener"] == "hub"}, {hub_token})
         for record in xorb_posts:
             self.assertEqual(record["status"], 200)
             self.assertTrue((self.hub.tmp / "xet" / "xorbs" / record["path"].rsplit("/", 1)[1]).is_file())
@@ -186,6 +188,13 @@ class XetHubTest(HfgetTestCase):
             self.assertTrue(xorb_gets)
             self.assertFalse(any(r["has_authorization"] for r in xorb_gets))
             self.assertFalse(any(r["listener"] == "cdn" for r in log))
+            # The Hub saw only the Hub token, the CAS only Xet tokens, the xorb server none.
+            hub_token = "hub-" + sha256(f"Bearer {XET_WRITER_TOKEN}".encode())[:12]
+            self.assertEqual({r["token"] for r in log if r["listener"] == "hub"} - {None}, set())
+            self.assertTrue(all(r["host"] == self.hub.cas_url.split("/")[2] for r in reconstructions))
+            self.assertTrue(all(r["token"] is None and r["host"] == self.hub.xorb_url.split("/")[2]
+                                for r in xorb_gets))
+            self.assertNotIn(hub_token, {r["token"] for r in reconstructions + xorb_gets})
 
     # -- reconstructions ----------------------------------------------------------------------------
 
