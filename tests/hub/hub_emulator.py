@@ -469,7 +469,8 @@ class HubState:
             self.place_cdn_blobs(self.cdn_root)
         if not replay:
             record = {"repo": repo.key, "branch": branch, "parent": parent,
-                      "files": {p: {"sha256": f.sha256, "xet_hash": f.xet_hash, "lfs": f.lfs} for p, f in files.items()}}
+                      "files": {p: {"sha256": f.sha256, "xet_hash": f.xet_hash, "lfs": f.lfs}
+                                for p, f in files.items()}}
             with open(self.xet.root / "commits.jsonl", "a", encoding="utf-8") as out:
                 out.write(json.dumps(record) + "\n")
         return commit
@@ -1362,7 +1363,8 @@ class HubHandler(BaseHandler):
             raise HubError(400, '"files" must be a list')
         answer = []
         for item in files:
-            if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not isinstance(item.get("size"), int):
+            if not (isinstance(item, dict) and isinstance(item.get("path"), str)
+                    and isinstance(item.get("size"), int)):
                 raise HubError(400, "each file needs a path and a size")
             mode = "lfs" if is_lfs_path(item["path"], item["size"]) else "regular"
             answer.append({"path": item["path"], "uploadMode": mode, "shouldIgnore": False})
@@ -1425,8 +1427,8 @@ class HubHandler(BaseHandler):
                 except (ValueError, KeyError, TypeError, FormatError) as error:
                     raise HubError(400, f"Invalid commit line: {error}") from None
             commit = self.state.add_xet_commit(repo, branch, files, parent.sha if parent else "")
-        self._send_json(200, {"success": True, "commitOid": commit.sha,
-                              "commitUrl": f"{self._base_url()}/{RESOLVE_PREFIX[repo_type]}{repo_id}/commit/{commit.sha}"})
+        commit_url = f"{self._base_url()}/{RESOLVE_PREFIX[repo_type]}{repo_id}/commit/{commit.sha}"
+        self._send_json(200, {"success": True, "commitOid": commit.sha, "commitUrl": commit_url})
 
     def _xet_repo_file(self, path: str, sha256: str) -> RepoFile:
         xet_hash = self.state.xet.xet_hash_for_sha256(sha256)

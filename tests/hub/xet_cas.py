@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
-from xet_format import FileInfo, FormatError, Term, XorbChunks, build_dedup_shard, decode_chunk, parse_shard, walk_xorb
+from xet_format import (FileInfo, FormatError, Term, XorbChunks, build_dedup_shard, decode_chunk, parse_shard,
+                        walk_xorb)
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,8 @@ class XetStore:
 
     def check_xorb_url(self, xorb_hash: str, ranges: str, expires: str, signature: str) -> str | None:
         """None if the URL is genuine and alive, else why not ("signature", "expired")."""
-        if not expires.isdigit() or not hmac.compare_digest(signature, self._signature(xorb_hash, ranges, int(expires))):
+        if not expires.isdigit() or not hmac.compare_digest(signature,
+                                                            self._signature(xorb_hash, ranges, int(expires))):
             return "signature"
         if int(expires) < time.time():
             return "expired"

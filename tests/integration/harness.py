@@ -383,7 +383,8 @@ def xet_upload(hub: "Hub", model_dir: str | Path, repo_id: str, branch: str | No
     node = shutil.which("node")
     if node is None or not (INTEROP_DIR / "node_modules" / "@huggingface" / "hub").is_dir():
         raise unittest.SkipTest("node or tests/interop/node_modules missing: run scripts/setup")
-    argv = [node, str(INTEROP_DIR / "upload_files.mjs"), hub.url, repo_id, str(model_dir)] + ([branch] if branch else [])
+    argv = [node, str(INTEROP_DIR / "upload_files.mjs"), hub.url, repo_id, str(model_dir)]
+    argv += [branch] if branch else []
     done = subprocess.run(argv, cwd=INTEROP_DIR, capture_output=True, text=True, timeout=NODE_TIMEOUT,
                           env={**os.environ, "HF_TOKEN": token})
     answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
