@@ -726,7 +726,9 @@ class RunningHfget:
 def _serve(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="harness.py serve",
                                      description="Run the Hub emulator with an nginx CDN until SIGTERM/SIGINT.")
-    parser.add_argument("--repo", action="append", required=True, metavar="[TYPE:]ORG/NAME[@BRANCH]=DIR")
+    parser.add_argument("--repo", action="append", default=[], metavar="[TYPE:]ORG/NAME[@BRANCH]=DIR")
+    parser.add_argument("--xet-upload", action="append", default=[], metavar="[TYPE:]ORG/NAME=DIR",
+                        help="enable Xet and upload DIR into the repo through the JS Xet writer once serving")
     parser.add_argument("--private", action="append", default=[], metavar="[TYPE:]ORG/NAME=TOKEN")
     parser.add_argument("--gated", action="append", default=[], metavar="[TYPE:]ORG/NAME[=TOKEN]")
     parser.add_argument("--cdn", choices=("nginx", "emulator"), default="nginx")
@@ -737,6 +739,8 @@ def _serve(argv: list[str]) -> int:
     parser.add_argument("--max-seconds", type=float, default=3600,
                         help="stop by itself after this long, in case nobody stops it (default 3600)")
     args = parser.parse_args(argv)
+    if not args.repo and not args.xet_upload:
+        parser.error("give --repo or --xet-upload")
 
     def split(spec: str) -> tuple[str, str | None]:
         left, _, value = spec.partition("=")
@@ -751,9 +755,14 @@ def _serve(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, request_stop)
     hub = Hub(dict(split(s) for s in args.repo), cdn=args.cdn, private=dict(split(s) for s in args.private),
               gated=dict(split(s) for s in args.gated), page_size=args.page_size, limit_rate=args.limit_rate,
-              nginx_workers=args.nginx_workers)
+              nginx_workers=args.nginx_workers, xet=bool(args.xet_upload))
     with hub:
-        ready = json.dumps({"hub": hub.url, "cdn": hub.cdn_url, "pid": os.getpid()})
+        fields = {"hub": hub.url, "cdn": hub.cdn_url, "pid": os.getpid()}
+        if args.xet_upload:
+            uploads = [hub.xet_upload(directory, repo) for repo, directory in (split(s) for s in args.xet_upload)]
+            fields.update(cas=hub.cas_url, xorbs=hub.xorb_url,
+                          xet={u.repo: {"commit": u.commit, "xet_hashes": u.xet_hashes} for u in uploads})
+        ready = json.dumps(fields)
         if args.ready_file:
             Path(args.ready_file + ".tmp").write_text(ready + "\n")
             os.replace(args.ready_file + ".tmp", args.ready_file)
