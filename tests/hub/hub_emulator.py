@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import fnmatch
 import functools
 import gzip
@@ -36,6 +37,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
+
+from xet_cas import XetStore
+from xet_format import FormatError
 
 # Which files are stored with Git LFS (served through a 302 to the CDN). The real Hub decides this by
 # the repo's .gitattributes and its own size threshold; these are the common model-file patterns.
@@ -74,6 +78,7 @@ class RepoFile:
     sha256: str        # of the content
     content_oid: str   # git blob sha1 of the content
     lfs: bool
+    xet_hash: str | None = None   # set for files uploaded through Xet (tests/hub/xet_cas.py)
 
     @property
     def pointer(self) -> bytes:
@@ -119,6 +124,8 @@ class Commit:
             entry = {"type": "file", "oid": f.git_oid, "size": f.size, "path": f.path}
             if f.lfs:
                 entry["lfs"] = {"oid": f.sha256, "size": f.size, "pointerSize": len(f.pointer)}
+            if f.xet_hash:
+                entry["xetHash"] = f.xet_hash
             entries.append(entry)
         return sorted(entries, key=lambda e: e["path"])
 
@@ -131,12 +138,18 @@ class Commit:
             relative = source.relative_to(root).as_posix()
             if source.is_file() and not relative.startswith(".git/"):
                 files[relative] = RepoFile.load(relative, source)
+        return Commit.from_files(repo_key, branch, files)
+
+    @staticmethod
+    def from_files(repo_key: str, branch: str, files: dict[str, RepoFile], parent: str = "") -> "Commit":
+        files = dict(sorted(files.items()))
         directories = sorted({str(Path(p).parent.as_posix()) for p in files} - {"."})
         # Add every ancestor of nested directories too (a/b/c.txt → a and a/b).
         directories = sorted({"/".join(d.split("/")[:i]) for d in directories for i in range(1, d.count("/") + 2)})
         # A deterministic commit id: the same directory for the same repo/branch always gives the same sha.
         listing = "".join(f"{p} {f.etag}\n" for p, f in files.items())
-        sha = hashlib.sha1(f"{repo_key}@{branch}\n{listing}".encode()).hexdigest()
+        parent_line = f"parent {parent}\n" if parent else ""
+        sha = hashlib.sha1(f"{repo_key}@{branch}\n{parent_line}{listing}".encode()).hexdigest()
         return Commit(sha, files, directories)
 
 
@@ -149,6 +162,8 @@ class Repo:
     private_token: str | None = None
     gated: bool = False
     gated_tokens: set[str] = field(default_factory=set)      # tokens granted access to a gated repo
+    history: list[Commit] = field(default_factory=list)      # earlier commits of branches (Xet uploads)
+    xet_visible: bool = True                                  # False: --xet-hide, served as LFS only
 
     @property
     def key(self) -> str:
@@ -159,7 +174,7 @@ class Repo:
         return "main" if "main" in self.branches else next(iter(self.branches))
 
     def commits(self) -> list[Commit]:
-        return list({c.sha: c for c in self.branches.values()}.values())
+        return list({c.sha: c for c in [*self.branches.values(), *self.history]}.values())
 
     def resolve_revision(self, revision: str) -> Commit | None:
         """Branch, tag, full commit sha or a unique short sha prefix → commit."""
@@ -182,6 +197,7 @@ FAULT_KINDS = ("drop", "status", "stall", "flip", "expire",
 BODY_FAULT_KINDS = ("drop", "status", "stall", "flip", "extra", "short", "bad_range", "ignore_range")
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 MAX_EXTRA_BYTES = 64 * 1024 * 1024   # bound for "extra" faults
+CAS_FAULT_KINDS = ("status", "drop", "stall")   # target "cas": an error answer, or no answer at all
 
 
 @dataclass
@@ -214,16 +230,22 @@ class FaultRule:
         if unknown:
             raise ValueError(f"unknown fault rule fields {sorted(unknown)}")
         rule = FaultRule(**{k: v for k, v in raw.items() if k != "comment"})
-        if rule.kind == "status" and rule.status not in (408, 429, 500, 502, 503, 504):
-            raise ValueError(f"status fault must be 408, 429 or 5xx, got {rule.status}")
+        allowed_statuses = (404, 408, 429, 500, 501, 502, 503, 504) if rule.target == "cas" else (408, 429, 500, 502,
+                                                                                                  503, 504)
+        if rule.kind == "status" and rule.status not in allowed_statuses:
+            raise ValueError(f"status fault must be one of {allowed_statuses}, got {rule.status}")
         if rule.kind == "stall" and not 0 < rule.seconds <= MAX_STALL_SECONDS:
             raise ValueError(f"stall seconds must be in (0, {MAX_STALL_SECONDS}]")
-        if rule.target not in ("body", "resolve", "api") or (rule.target == "resolve" and rule.kind != "status"
+        if rule.target == "cas" and rule.kind not in CAS_FAULT_KINDS:
+            raise ValueError(f"target 'cas' takes kinds {CAS_FAULT_KINDS}")
+        if rule.target == "xorb" and rule.kind not in (*BODY_FAULT_KINDS, "expire"):
+            raise ValueError("target 'xorb' takes body fault kinds or 'expire'")
+        if rule.target not in ("body", "resolve", "api", "cas", "xorb") or (rule.target == "resolve" and rule.kind != "status"
                                                                and rule.kind != "redirect"):
             raise ValueError("target must be 'body', or 'resolve' with kind 'status'")
         if rule.target == "api" and rule.kind not in ("status", "redirect"):
             raise ValueError("target 'api' takes kind 'status' or 'redirect'")
-        if rule.kind == "redirect" and (rule.target == "body" or not rule.location or rule.hops < 1
+        if rule.kind == "redirect" and (rule.target in ("body", "cas", "xorb") or not rule.location or rule.hops < 1
                                         or rule.redirect_status not in REDIRECT_STATUSES):
             raise ValueError("a redirect needs target 'resolve' or 'api', a location, hops >= 1 and a 3xx "
                              f"redirect_status in {REDIRECT_STATUSES}")
@@ -351,6 +373,11 @@ class HubState:
         self.crafted_trees: dict[str, dict] = {}    # repo key -> {"pages": [...], "first_url": str | None}
         self.swaps: list[dict] = []   # POST /_emulator/content-swap: other bytes under the same URL
         self.swapped_bytes = 0        # body bytes served from a swap source
+        self.cdn_root: Path | None = Path(args.cdn_root) if args.cdn_root else None
+        self.commit_lock = threading.Lock()   # Xet uploads: one commit at a time
+        self.xet: XetStore | None = None
+        if args.xet_store:
+            self.xet = XetStore(Path(args.xet_store), args.xet_token_ttl, args.url_ttl)
         self._load(args)
 
     def swap_for(self, paths: list[str]) -> dict | None:
@@ -398,6 +425,15 @@ class HubState:
             if branch in repo.branches:
                 raise SystemExit(f"hub_emulator: branch {branch!r} given twice for {repo_id}")
             repo.branches[branch] = Commit.load(repo.key, branch, Path(directory))
+        if self.xet:
+            self._replay_xet_commits()
+        for spec in args.xet_repo or []:
+            repo_type, repo_id, branch, _ = parse_repo_spec(spec, value_required=False)
+            repo = self.repos.setdefault((repo_type, repo_id), Repo(repo_type, repo_id))
+            repo.branches.setdefault(branch, Commit.from_files(repo.key, branch, {}))
+        for spec in args.xet_hide or []:
+            repo_type, repo_id, _, _ = parse_repo_spec(spec, branch_allowed=False, value_required=False)
+            self._repo_for_option("--xet-hide", repo_type, repo_id).xet_visible = False
         for spec in args.tag or []:
             repo_type, repo_id, tag, branch = parse_repo_spec(spec)
             self._repo_for_option("--tag", repo_type, repo_id).tags[tag] = branch
@@ -417,6 +453,39 @@ class HubState:
                 for f in commit.files.values():
                     if f.lfs:
                         self.blobs.setdefault(f.sha256, []).append(f)
+
+    def add_xet_commit(self, repo: Repo, branch: str, files: dict[str, RepoFile], parent: str,
+                       replay: bool = False) -> Commit:
+        """A commit made by a Xet upload: the branch's new head, recorded in DIR/commits.jsonl so that an
+        emulator started later on the same --xet-store serves the same repos (replayed by _load)."""
+        commit = Commit.from_files(repo.key, branch, files, parent)
+        if branch in repo.branches:
+            repo.history.append(repo.branches[branch])
+        repo.branches[branch] = commit
+        for f in commit.files.values():
+            if f.lfs:
+                self.blobs.setdefault(f.sha256, []).append(f)
+        if self.cdn_root and not replay:
+            self.place_cdn_blobs(self.cdn_root)
+        if not replay:
+            record = {"repo": repo.key, "branch": branch, "parent": parent,
+                      "files": {p: {"sha256": f.sha256, "xet_hash": f.xet_hash, "lfs": f.lfs}
+                                for p, f in files.items()}}
+            with open(self.xet.root / "commits.jsonl", "a", encoding="utf-8") as out:
+                out.write(json.dumps(record) + "\n")
+        return commit
+
+    def _replay_xet_commits(self) -> None:
+        journal = self.xet.root / "commits.jsonl"
+        for line in journal.read_text(encoding="utf-8").splitlines() if journal.exists() else []:
+            record = json.loads(line)
+            repo_type, _, repo_id = record["repo"].partition(":")
+            repo = self.repos.setdefault((repo_type, repo_id), Repo(repo_type, repo_id))
+            files = {}
+            for path, meta in record["files"].items():
+                f = RepoFile.load(path, self.xet.root / "files" / meta["sha256"])
+                files[path] = dataclasses.replace(f, lfs=meta["lfs"], xet_hash=meta["xet_hash"])
+            self.add_xet_commit(repo, record["branch"], files, record["parent"], replay=True)
 
     def _repo_for_option(self, option: str, repo_type: str, repo_id: str) -> Repo:
         try:
@@ -444,7 +513,7 @@ class HubState:
 
     def count_request(self, listener: str) -> None:
         with self._counter_lock:
-            self.request_counts[listener] += 1
+            self.request_counts[listener] = self.request_counts.get(listener, 0) + 1
 
     def set_crafted_tree(self, repo_key: str, pages: list[dict] | None) -> None:
         with self._counter_lock:
@@ -606,6 +675,7 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
             "path": url.path, "query": url.query, "status": None, "range": self.headers.get("Range"),
             "if_range": self.headers.get("If-Range"),
             "has_authorization": "Authorization" in self.headers, "bytes_sent": 0,
+            "host": self.headers.get("Host"), "token": self._token_label(),
             "file": None, "repo": None, "fault": None,
             "client_port": self.client_address[1],
         }
@@ -621,6 +691,18 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         finally:
             if not internal:
                 self.state.log.add(self._record)
+
+    def _token_label(self) -> str | None:
+        """Which token a request carried, never the token: a Xet token's name ("xet-read-3"), else "hub-" and
+        12 hex digits of the Authorization value's SHA-256 (the same token always gives the same label)."""
+        value = self.headers.get("Authorization")
+        if value is None:
+            return None
+        bearer = value.partition(" ")[2].strip()
+        xet = self.server.state.xet
+        if xet is not None and bearer.startswith("xet_") and (name := xet.token_name(bearer)) != "unknown":
+            return name
+        return "hub-" + hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:12]
 
     def do_GET(self):
         self._handle("GET")
@@ -665,7 +747,8 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
 
     # -- file bodies with ranges and faults ---------------------------------------------------------
 
-    def _send_file(self, f: RepoFile, headers: dict, head: bool, extra_paths: list[str] | None = None) -> None:
+    def _send_file(self, f: RepoFile, headers: dict, head: bool, extra_paths: list[str] | None = None,
+                   fault_target: str = "body") -> None:
         """Answer with f's content (200 or 206 on Range, 416 if unsatisfiable), injecting body faults."""
         paths = extra_paths or [f.path]
         self._record["file"] = f.path
@@ -693,7 +776,8 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
                 if rule.kind == "ignore_range":   # only a Range that starts past byte 0
                     return byte_range is not None and first > 0
                 return True
-            fault = self.state.faults.take(paths, BODY_FAULT_KINDS, applies=applies, served=(first, last))
+            fault = self.state.faults.take(paths, BODY_FAULT_KINDS, target=fault_target, applies=applies,
+                                           served=(first, last))
         if fault and fault.kind == "status":
             self._record["fault"] = "status"
             extra = fault.status_headers()
@@ -807,6 +891,8 @@ class HubHandler(BaseHandler):
         if self.path.startswith("/_emulator/"):
             return self._control(method, url)
         self.request_id = uuid.uuid4().hex
+        if method == "POST" and url.path.endswith(".git/info/lfs/objects/batch") and self.state.xet:
+            return self._lfs_batch(url)
         if method == "POST" and url.path.startswith("/api/"):
             return self._api_post(url)
         if method not in ("GET", "HEAD"):
@@ -938,6 +1024,8 @@ class HubHandler(BaseHandler):
         if rest[0] == "tree" and len(rest) >= 2:
             self._authorize(repo, repo_type, repo_id, files=False)
             return self._tree(repo, rest[1], "/".join(rest[2:]).strip("/"), url, head)
+        if rest[0] in ("xet-read-token", "xet-write-token") and self.state.xet:
+            return self._xet_token(repo, repo_type, repo_id, rest[0], "/".join(rest[1:]), head)
         raise HubError(404, "Sorry, we can't find the page you are looking for.")
 
     def _api_post(self, url) -> None:
@@ -952,13 +1040,16 @@ class HubHandler(BaseHandler):
             extra = fault.status_headers()
             raise HubError(fault.status, f"injected {fault.status}", headers=extra)
         repo, repo_type, repo_id, rest = self._api_repo(url)
+        if rest and rest[0] in ("preupload", "commit") and self.state.xet:
+            return self._preupload(repo, repo_type, repo_id, body) if rest[0] == "preupload" else \
+                self._xet_commit(repo, repo_type, repo_id, "/".join(rest[1:]), body)
         if not rest or rest[0] != "paths-info":
             raise HubError(404, "Sorry, we can't find the page you are looking for.")
         self._authorize(repo, repo_type, repo_id, files=False)
         revision = "/".join(rest[1:]).strip("/")   # percent-encoded or not (refs/pr/1)
         commit = self._commit(repo, revision or repo.default_branch)
         paths, expand = self._paths_info_request(body)
-        files = {e["path"]: e for e in commit.tree_entries}
+        files = {e["path"]: e for e in self._visible_entries(repo, commit)}
         answer, seen = [], set()
         for path in paths:
             path = path.strip("/")
@@ -1027,7 +1118,7 @@ class HubHandler(BaseHandler):
         if crafted is not None:
             return self._crafted_tree_page(crafted, url, query, head)
         recursive = query.get("recursive", ["false"])[0].lower() in ("true", "1")
-        entries = commit.tree_entries
+        entries = self._visible_entries(repo, commit)
         if sub_path:
             if sub_path not in commit.directories:
                 raise HubError(404, f"Entry not found: {sub_path}", "EntryNotFound")
@@ -1171,6 +1262,10 @@ class HubHandler(BaseHandler):
                 "X-Repo-Commit": commit.sha,
                 "Vary": "Origin, Accept",
             }
+            if f.xet_hash and repo.xet_visible and self.state.xet:
+                headers.update(self._xet_resolve_headers(repo, commit, f))
+                if "application/vnd.xet-fileinfo+json" in self.headers.get("Accept", ""):
+                    return self._xet_file_info(f, headers, head)
             # The 302's own Content-Length is the length of this body, not the file's: clients must
             # take the size from X-Linked-Size.
             return self._send_bytes(302, body, "text/plain; charset=utf-8", headers, head)
@@ -1200,6 +1295,152 @@ class HubHandler(BaseHandler):
             chunk = body[start:start + 4096]
             self._write(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
         self._write(b"0\r\n\r\n")
+
+    # -- Xet: uploads and read metadata (tests/hub/README.md, "Xet") -------------------------------------
+
+    def _visible_entries(self, repo: Repo, commit: Commit) -> list[dict]:
+        if repo.xet_visible:
+            return commit.tree_entries
+        return [{k: v for k, v in e.items() if k != "xetHash"} for e in commit.tree_entries]
+
+    def _xet_resolve_headers(self, repo: Repo, commit: Commit, f: RepoFile) -> dict:
+        token_url = f"{self._base_url()}/api/{repo.type}s/{repo.id}/xet-read-token/{commit.sha}"
+        reconstruction_url = f"{self.state.xet.cas_url}/v1/reconstructions/{f.xet_hash}"
+        return {"X-Xet-Hash": f.xet_hash,
+                "Link": f'<{token_url}>; rel="xet-auth", <{reconstruction_url}>; rel="xet-reconstruction-info"'}
+
+    def _xet_file_info(self, f: RepoFile, headers: dict, head: bool) -> None:
+        """`Accept: application/vnd.xet-fileinfo+json`: a 200 with the Xet headers instead of the 302."""
+        headers = {k: v for k, v in headers.items() if k != "Location"}
+        headers["ETag"] = f'"{f.sha256}"'
+        body = json.dumps({"hash": f.xet_hash, "size": f.size, "etag": f.sha256}).encode()
+        self._send_bytes(200, body, "application/vnd.xet-fileinfo+json", headers, head)
+
+    def _writer_token(self) -> str:
+        token = self._token()
+        if token is None:
+            raise HubError(401, "Invalid username or password.")
+        return token
+
+    def _upload_repo(self, repo: Repo | None, repo_type: str, repo_id: str) -> Repo:
+        """The repo an upload writes to, created on first use (the emulator has no create-repo endpoint)."""
+        self._writer_token()
+        if repo is not None:
+            self._authorize(repo, repo_type, repo_id, files=False)
+        with self.state.commit_lock:
+            return self.state.repos.setdefault((repo_type, repo_id), Repo(repo_type, repo_id))
+
+    def _xet_token(self, repo: Repo | None, repo_type: str, repo_id: str, kind: str, revision: str,
+                   head: bool) -> None:
+        """GET /api/{type}s/{id}/xet-read-token/{rev} (Hub access rules, as for file contents) and
+        …/xet-write-token/{rev} (any valid Hub token) → {accessToken, exp, casUrl}."""
+        if kind == "xet-read-token":
+            self._authorize(repo, repo_type, repo_id, files=True)
+            self._commit(repo, unquote(revision) or repo.default_branch)
+            scope = "read"
+        else:
+            repo = self._upload_repo(repo, repo_type, repo_id)
+            scope = "write"
+        value, token = self.state.xet.mint_token(scope, f"{repo_type}:{repo_id}")
+        self._record["xet_token"] = token.name
+        self._send_json(200, {"accessToken": value, "exp": token.expires, "casUrl": self.state.xet.cas_url},
+                        head=head)
+
+    def _json_body(self, body: bytes) -> dict:
+        try:
+            document = json.loads(body or b"{}")
+        except ValueError as error:
+            raise HubError(400, f"Invalid JSON body: {error}") from None
+        if not isinstance(document, dict):
+            raise HubError(400, "Invalid JSON body: not an object")
+        return document
+
+    def _preupload(self, repo: Repo | None, repo_type: str, repo_id: str, body: bytes) -> None:
+        """POST /api/{type}s/{id}/preupload/{rev}: which files go through LFS/Xet (the emulator's LFS rule)."""
+        self._upload_repo(repo, repo_type, repo_id)
+        files = self._json_body(body).get("files")
+        if not isinstance(files, list):
+            raise HubError(400, '"files" must be a list')
+        answer = []
+        for item in files:
+            if not (isinstance(item, dict) and isinstance(item.get("path"), str)
+                    and isinstance(item.get("size"), int)):
+                raise HubError(400, "each file needs a path and a size")
+            mode = "lfs" if is_lfs_path(item["path"], item["size"]) else "regular"
+            answer.append({"path": item["path"], "uploadMode": mode, "shouldIgnore": False})
+        self._send_json(200, {"files": answer, "commitOid": None})
+
+    def _lfs_batch(self, url) -> None:
+        """POST /{repo}.git/info/lfs/objects/batch: offer the `xet` transfer; objects the store already has
+        (by SHA-256) get no upload action."""
+        body = self._drain_request_body()
+        segments = [unquote(s) for s in url.path[:-len(".git/info/lfs/objects/batch")].strip("/").split("/")]
+        repo_type = "model"
+        if segments and segments[0] in ("datasets", "spaces"):
+            repo_type, segments = segments[0][:-1], segments[1:]
+        repo, repo_id, _ = self._find_repo(repo_type, segments)
+        repo = self._upload_repo(repo, repo_type, repo_id)
+        request = self._json_body(body)
+        if "xet" not in (request.get("transfers") or []):
+            raise HubError(400, "this emulator only offers the xet transfer")
+        value, token = self.state.xet.mint_token("write", repo.key)
+        self._record["xet_token"] = token.name
+        revision = (request.get("ref") or {}).get("name") or "main"
+        href = f"{self._base_url()}/api/{repo_type}s/{repo_id}/xet-write-token/{quote(revision, safe='')}"
+        objects = []
+        for item in request.get("objects") or []:
+            oid, size = str(item.get("oid")), item.get("size")
+            entry = {"oid": oid, "size": size, "authenticated": True}
+            if self.state.xet.xet_hash_for_sha256(oid) is None:
+                entry["actions"] = {"upload": {"href": href, "header": {
+                    "X-Xet-Cas-Url": self.state.xet.cas_url, "X-Xet-Access-Token": value,
+                    "X-Xet-Token-Expiration": str(token.expires), "X-Xet-Session-Id": uuid.uuid4().hex}}}
+            objects.append(entry)
+        self._send_bytes(200, json.dumps({"transfer": "xet", "objects": objects}).encode(),
+                         "application/vnd.git-lfs+json")
+
+    def _xet_commit(self, repo: Repo | None, repo_type: str, repo_id: str, revision: str, body: bytes) -> None:
+        """POST /api/{type}s/{id}/commit/{rev} (NDJSON: header, file, lfsFile, deletedFile) → a new commit."""
+        repo = self._upload_repo(repo, repo_type, repo_id)
+        branch = unquote(revision) or "main"
+        store = self.state.xet
+        with self.state.commit_lock:
+            parent = repo.branches.get(branch)
+            files = dict(parent.files) if parent else {}
+            for line in body.decode("utf-8", "replace").splitlines():
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                    key, value = item["key"], item["value"]
+                    if key == "file":
+                        content = base64.b64decode(value["content"])
+                        source = store.root / "files" / hashlib.sha256(content).hexdigest()
+                        source.write_bytes(content)
+                        files[value["path"]] = RepoFile.load(value["path"], source)
+                    elif key == "lfsFile":
+                        files[value["path"]] = self._xet_repo_file(value["path"], str(value["oid"]))
+                    elif key == "deletedFile":
+                        files.pop(value["path"], None)
+                    elif key != "header":
+                        raise ValueError(f"unknown key {key!r}")
+                except (ValueError, KeyError, TypeError, FormatError) as error:
+                    raise HubError(400, f"Invalid commit line: {error}") from None
+            commit = self.state.add_xet_commit(repo, branch, files, parent.sha if parent else "")
+        commit_url = f"{self._base_url()}/{RESOLVE_PREFIX[repo_type]}{repo_id}/commit/{commit.sha}"
+        self._send_json(200, {"success": True, "commitOid": commit.sha, "commitUrl": commit_url})
+
+    def _xet_repo_file(self, path: str, sha256: str) -> RepoFile:
+        xet_hash = self.state.xet.xet_hash_for_sha256(sha256)
+        if xet_hash is None:
+            raise ValueError(f"no uploaded Xet file has sha256 {sha256}")
+        source = self.state.xet.root / "files" / sha256
+        if not source.exists():
+            source = self.state.xet.materialize(xet_hash)
+        f = RepoFile.load(path, source)
+        if f.sha256 != sha256:
+            raise ValueError(f"{path}: reconstructed content has sha256 {f.sha256}")
+        return dataclasses.replace(f, lfs=True, xet_hash=xet_hash)
 
     # -- /_emulator control -------------------------------------------------------------------------
 
@@ -1307,6 +1548,132 @@ class CdnHandler(BaseHandler):
         self._send_file(files[0], headers, head=method == "HEAD", extra_paths=paths)
 
 
+class CasHandler(BaseHandler):
+    """The Xet CAS: reconstructions (V1, V2), the global-dedup chunk query, xorb and shard uploads.
+
+    Every request needs `Authorization: Bearer <Xet token>` (401 without, or with an unknown or expired one);
+    uploads need a write token. Faults: target "cas", `path` matched against the URL path."""
+
+    server_version = "cas-emulator"
+    MAX_UPLOAD = 80 * 1024 * 1024   # a xorb is at most 64 MiB serialized; shards are smaller
+
+    def dispatch(self, method: str, url) -> None:
+        store = self.state.xet
+        value = self._bearer()
+        fault = self.state.faults.take([url.path], CAS_FAULT_KINDS, target="cas")
+        if fault:
+            self._record["fault"] = fault.kind
+            if fault.kind == "status":
+                raise HubError(fault.status, f"injected {fault.status}", headers=fault.status_headers())
+            if fault.kind == "stall":
+                time.sleep(min(fault.seconds, MAX_STALL_SECONDS))
+            self.close_connection = True     # "drop" (and a stall's end): no answer at all
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        parts = url.path.strip("/").split("/")
+        write = method == "POST"
+        body = self._upload_body() if write else b""
+        self._record["upload_bytes"] = len(body)
+        token = store.check_token(value, ("write",) if write else ("read", "write"))
+        if isinstance(token, str):
+            raise HubError(401, f"Xet token {token}")
+        if method == "GET" and len(parts) == 3 and parts[0] in ("v1", "v2") and parts[1] == "reconstructions":
+            return self._reconstruction(parts[2], 1 if parts[0] == "v1" else 2)
+        if method == "GET" and len(parts) == 4 and parts[:3] == ["v1", "chunks", "default"]:
+            shard = store.dedup_shard(parts[3])
+            if shard is None:
+                raise HubError(404, "chunk not found")
+            return self._send_bytes(200, shard, "application/octet-stream")
+        try:
+            if write and len(parts) == 4 and parts[:3] == ["v1", "xorbs", "default"]:
+                return self._send_json(200, {"was_inserted": store.add_xorb(parts[3], body)})
+            if write and parts == ["v1", "shards"]:
+                store.add_shard(body)
+                return self._send_json(200, {"result": 1})
+        except FormatError as error:
+            raise HubError(400, f"invalid upload: {error}") from None
+        raise HubError(404, "no such CAS endpoint")
+
+    def _bearer(self) -> str | None:
+        scheme, _, value = (self.headers.get("Authorization") or "").partition(" ")
+        return (value.strip() or None) if scheme.lower() == "bearer" else None
+
+    def _upload_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        if not 0 < length <= self.MAX_UPLOAD:
+            self.close_connection = True
+            raise HubError(413 if length else 411, "upload needs a Content-Length of at most 80 MiB")
+        return self.rfile.read(length)
+
+    def _reconstruction(self, xet_hash: str, version: int) -> None:
+        f = self.state.xet.file(xet_hash)
+        if f is None:
+            raise HubError(404, "file not found")
+        self._record["file"] = xet_hash
+        try:
+            byte_range = parse_range(self.headers.get("Range"), f.size)
+        except RangeNotSatisfiable:
+            raise HubError(416, "range not satisfiable", headers={"Content-Range": f"bytes */{f.size}"}) from None
+        first, last = byte_range if byte_range else (0, f.size - 1)
+        self._send_json(200, self.state.xet.reconstruction(xet_hash, first, last, version))
+
+
+class XorbHandler(BaseHandler):
+    """Presigned xorb URLs: GET /xorbs/default/<hash>?X-Xet-Ranges=..&X-Xet-Expires=..&X-Xet-Signature=..
+
+    The Range header must be the signed ranges (`bytes=a-b,c-d`: multipart/byteranges) or one of them; any
+    other Range, a forged or an expired URL → 403; an Authorization header → 400 (as S3: one auth only).
+    Faults: target "xorb", `path` matched against "xorbs/<hash>"."""
+
+    server_version = "xorb-emulator"
+
+    def dispatch(self, method: str, url) -> None:
+        if method not in ("GET", "HEAD"):
+            raise HubError(405, "Method not allowed")
+        store = self.state.xet
+        parts = url.path.strip("/").split("/")
+        query = parse_qs(url.query)
+        ranges = query.get("X-Xet-Ranges", [""])[0]
+        xorb_hash = parts[2] if len(parts) == 3 and parts[:2] == ["xorbs", "default"] else ""
+        self._record["file"] = f"xorbs/{xorb_hash}"
+        if "Authorization" in self.headers:
+            raise HubError(400, "Only one auth mechanism allowed: the URL is presigned")
+        refused = store.check_xorb_url(xorb_hash, ranges, query.get("X-Xet-Expires", [""])[0],
+                                       query.get("X-Xet-Signature", [""])[0])
+        if refused or not store.has_xorb(xorb_hash):
+            raise HubError(403, f"Access denied: {refused or 'no such xorb'}")
+        signed = ranges.split(",")
+        asked = (self.headers.get("Range") or "").removeprefix("bytes=")
+        if asked != ranges and asked not in signed:
+            raise HubError(403, "Access denied: the Range is not the signed one")
+        if self.state.faults.take([f"xorbs/{xorb_hash}"], ("expire",), target="xorb"):
+            self._record["fault"] = "expire"
+            raise HubError(403, "Access denied: request has expired")
+        path = store.xorb_path(xorb_hash)
+        f = RepoFile(f"xorbs/{xorb_hash}", path, path.stat().st_size, xorb_hash, xorb_hash, True)
+        headers = {"Content-Type": "application/octet-stream", "ETag": f'"{xorb_hash}"'}
+        if "," in asked:
+            return self._send_multipart(f, [tuple(int(x) for x in r.split("-")) for r in signed], headers,
+                                        method == "HEAD")
+        self._send_file(f, headers, method == "HEAD", fault_target="xorb")
+
+    def _send_multipart(self, f: RepoFile, ranges: list[tuple[int, int]], headers: dict, head: bool) -> None:
+        boundary = uuid.uuid4().hex
+        with open(f.source, "rb") as stream:
+            body = bytearray()
+            for first, last in ranges:
+                stream.seek(first)
+                body += (f"--{boundary}\r\nContent-Type: application/octet-stream\r\n"
+                         f"Content-Range: bytes {first}-{last}/{f.size}\r\n\r\n").encode()
+                body += stream.read(last - first + 1) + b"\r\n"
+            body += f"--{boundary}--\r\n".encode()
+        headers = {k: v for k, v in headers.items() if k != "Content-Type"}
+        self._send_bytes(206, bytes(body), f"multipart/byteranges; boundary={boundary}", headers, head)
+
+
 # --------------------------------------------------------------------------------------------- main
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1340,20 +1707,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--faults", metavar="FILE.json", help="fault rules active from startup")
     parser.add_argument("--request-log", metavar="PATH", help="append one JSON line per request")
     parser.add_argument("--ready-file", metavar="PATH", help="also write the ready JSON line to this file")
+    parser.add_argument("--xet-store", metavar="DIR",
+                        help="enable Xet: accept uploads (preupload, LFS batch with the xet transfer, CAS, commit) "
+                        "and serve Xet reads; xorbs and shards are kept under DIR")
+    parser.add_argument("--xet-repo", action="append", metavar="[TYPE:]ORG/NAME[@BRANCH]",
+                        help="create an empty repo for uploads (so that --private/--gated can name it)")
+    parser.add_argument("--xet-hide", action="append", metavar="[TYPE:]ORG/NAME",
+                        help="serve this repo without Xet metadata (no xetHash, no X-Xet-Hash): the LFS bridge only")
+    parser.add_argument("--xet-token-ttl", type=int, default=3600, help="lifetime of Xet tokens in seconds")
+    parser.add_argument("--cas-host", default="127.0.0.3", help="Xet CAS listen address (default 127.0.0.3)")
+    parser.add_argument("--xorb-host", default="127.0.0.4",
+                        help="presigned xorb URL server listen address (default 127.0.0.4)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if not args.repo:
-        raise SystemExit("hub_emulator: give at least one --repo")
+    if not args.repo and not args.xet_store:
+        raise SystemExit("hub_emulator: give at least one --repo (or --xet-store)")
     if args.page_size < 1:
         raise SystemExit("hub_emulator: --page-size must be at least 1")
     state = HubState(args)
     if args.faults:
         state.faults.set([FaultRule.from_json(r) for r in json.loads(Path(args.faults).read_text())])
     if args.cdn_root:
-        state.place_cdn_blobs(Path(args.cdn_root))
+        state.place_cdn_blobs(Path(args.cdn_root))   # replayed Xet commits included
 
     hub = QuietServer((args.host, args.port), HubHandler, state, "hub")
     servers = [hub]
@@ -1361,10 +1739,18 @@ def main(argv: list[str] | None = None) -> int:
         cdn = QuietServer((args.cdn_host, args.cdn_port), CdnHandler, state, "cdn")
         state.cdn_url = "http://%s:%d" % cdn.server_address[:2]
         servers.append(cdn)
+    ready_fields = {"hub": "http://%s:%d" % hub.server_address[:2], "cdn": state.cdn_url, "pid": os.getpid()}
+    if state.xet:
+        cas = QuietServer((args.cas_host, 0), CasHandler, state, "cas")
+        xorbs = QuietServer((args.xorb_host, 0), XorbHandler, state, "xorb")
+        state.xet.cas_url = "http://%s:%d" % cas.server_address[:2]
+        state.xet.xorb_url = "http://%s:%d" % xorbs.server_address[:2]
+        servers += [cas, xorbs]
+        ready_fields.update(cas=state.xet.cas_url, xorbs=state.xet.xorb_url)
     for server in servers[1:]:
         threading.Thread(target=server.serve_forever, name=server.listener, daemon=True).start()
 
-    ready = json.dumps({"hub": "http://%s:%d" % hub.server_address[:2], "cdn": state.cdn_url, "pid": os.getpid()})
+    ready = json.dumps(ready_fields)
     if args.ready_file:
         temporary = args.ready_file + ".tmp"
         Path(temporary).write_text(ready + "\n")

@@ -365,6 +365,37 @@ http {{
 
 # ----------------------------------------------------------------------------------------------- Hub
 
+XET_WRITER_TOKEN = "hf_xet_writer"   # a Hub token Hub(xet=True) accepts; the JS client wants the hf_ prefix
+INTEROP_DIR = REPO_ROOT / "tests" / "interop"
+NODE_TIMEOUT = 60.0
+
+
+@dataclass
+class XetUpload:
+    repo: str                   # "[TYPE:]org/name" as given
+    commit: str                 # the new commit's sha
+    xet_hashes: dict[str, str]  # repo path -> xetHash, for every file uploaded through Xet
+
+
+def xet_upload(hub: "Hub", model_dir: str | Path, repo_id: str, branch: str | None = None,
+               token: str = XET_WRITER_TOKEN) -> XetUpload:
+    """See Hub.xet_upload. Raises RuntimeError with the node output if the upload fails."""
+    node = shutil.which("node")
+    if node is None or not (INTEROP_DIR / "node_modules" / "@huggingface" / "hub").is_dir():
+        raise unittest.SkipTest("node or tests/interop/node_modules missing: run scripts/setup")
+    argv = [node, str(INTEROP_DIR / "upload_files.mjs"), hub.url, repo_id, str(model_dir)]
+    argv += [branch] if branch else []
+    done = subprocess.run(argv, cwd=INTEROP_DIR, capture_output=True, text=True, timeout=NODE_TIMEOUT,
+                          env={**os.environ, "HF_TOKEN": token})
+    answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
+    if done.returncode != 0 or not answer.get("commit"):
+        raise RuntimeError(f"xet upload failed ({done.returncode}): {done.stdout}\n{done.stderr[-4000:]}")
+    repo_type, _, name = repo_id.rpartition(":")
+    listing = hub.api(f"/api/{repo_type or 'model'}s/{name}/tree/{answer['commit']}?recursive=true", token).json()
+    hashes = {e["path"]: e["xetHash"] for e in listing if e.get("xetHash")}
+    return XetUpload(repo_id, answer["commit"], hashes)
+
+
 @dataclass
 class HfgetResult:
     code: int
@@ -393,13 +424,22 @@ class Hub:
                  tags: dict[str, str] | None = None, page_size: int | None = None, limit_rate: str | None = None,
                  body_rate: int | None = None, gzip_text: bool = False, faults: list[dict] | None = None,
                  url_ttl: int | None = None, nginx_workers: int = 1, extra_args: list[str] | tuple = (),
-                 tls: tuple[str | Path, str | Path] | None = None) -> None:
+                 tls: tuple[str | Path, str | Path] | None = None, xet: bool = False,
+                 xet_token_ttl: int | None = None, xet_repos: list[str] | tuple = (),
+                 xet_hide: list[str] | tuple = (), xet_store: str | Path | None = None) -> None:
         if cdn not in ("nginx", "emulator"):
             raise ValueError("cdn must be 'nginx' or 'emulator'")
         self.repos, self.cdn = dict(repos), cdn
         self._options = dict(private=private or {}, gated=gated or {}, tokens=list(tokens), tags=tags or {},
                              page_size=page_size, body_rate=body_rate, gzip_text=gzip_text, faults=faults,
                              url_ttl=url_ttl, extra_args=list(extra_args))
+        # xet=True: the emulator accepts Xet uploads (xet_upload() below) and serves Xet reads; its CAS and
+        # presigned-xorb server listen at self.cas_url and self.xorb_url (tests/hub/README.md, "Xet").
+        # xet_store: keep the Xet store (xorbs, shards, commits) there instead of in the temp dir; a later Hub
+        # given the same directory serves the same repos and commits again.
+        self.xet, self.xet_token_ttl, self.xet_store = xet or xet_store is not None, xet_token_ttl, xet_store
+        self.xet_repos, self.xet_hide = list(xet_repos), list(xet_hide)
+        self.cas_url = self.xorb_url = ""
         self.limit_rate, self.nginx_workers = limit_rate, nginx_workers
         self.tmp: Path | None = None
         self.url = self.cdn_url = ""
@@ -462,6 +502,14 @@ class Hub:
             self._nginx = Nginx(nginx_dir, cdn_root, secret, self.limit_rate, self.nginx_workers)
             self._nginx.start()
             argv += ["--cdn-url", self._nginx.url, "--cdn-root", str(cdn_root), "--cdn-secret", secret]
+        if self.xet:
+            argv += ["--xet-store", str(self.xet_store or self.tmp / "xet"), "--token", XET_WRITER_TOKEN]
+            if self.xet_token_ttl is not None:
+                argv += ["--xet-token-ttl", str(self.xet_token_ttl)]
+            for spec in self.xet_repos:
+                argv += ["--xet-repo", spec]
+            for spec in self.xet_hide:
+                argv += ["--xet-hide", spec]
         argv += options["extra_args"]
 
         self._emulator = ManagedProcess(argv, "emulator", self.tmp)
@@ -472,6 +520,7 @@ class Hub:
             raise RuntimeError(f"hub emulator failed to start:\n{self._emulator.output()}")
         ready = json.loads(ready_file.read_text())
         self.url, self.cdn_url = ready["hub"], ready["cdn"]
+        self.cas_url, self.xorb_url = ready.get("cas", ""), ready.get("xorbs", "")
         if self._tls_files:
             cert, key = self._tls_files
             self.tls_proxy = TlsProxy(self.tmp / "nginx-tls", Path(cert), Path(key), self.url)
@@ -566,6 +615,12 @@ class Hub:
         if response.status != 200:
             raise RuntimeError(f"revision lookup failed: {response.status} {response.body!r}")
         return response.json()["sha"]
+
+    def xet_upload(self, model_dir: str | Path, repo_id: str, branch: str | None = None,
+                   token: str = "") -> "XetUpload":
+        """Upload every file of model_dir into repo_id (created if need be) through the real JS Xet writer
+        (tests/interop/upload_files.mjs, @huggingface/hub's uploadFiles); needs Hub(..., xet=True)."""
+        return xet_upload(self, model_dir, repo_id, branch, token or XET_WRITER_TOKEN)
 
     # -- running hfget --------------------------------------------------------------------------------
 
@@ -671,7 +726,9 @@ class RunningHfget:
 def _serve(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="harness.py serve",
                                      description="Run the Hub emulator with an nginx CDN until SIGTERM/SIGINT.")
-    parser.add_argument("--repo", action="append", required=True, metavar="[TYPE:]ORG/NAME[@BRANCH]=DIR")
+    parser.add_argument("--repo", action="append", default=[], metavar="[TYPE:]ORG/NAME[@BRANCH]=DIR")
+    parser.add_argument("--xet-upload", action="append", default=[], metavar="[TYPE:]ORG/NAME=DIR",
+                        help="enable Xet and upload DIR into the repo through the JS Xet writer once serving")
     parser.add_argument("--private", action="append", default=[], metavar="[TYPE:]ORG/NAME=TOKEN")
     parser.add_argument("--gated", action="append", default=[], metavar="[TYPE:]ORG/NAME[=TOKEN]")
     parser.add_argument("--cdn", choices=("nginx", "emulator"), default="nginx")
@@ -682,6 +739,8 @@ def _serve(argv: list[str]) -> int:
     parser.add_argument("--max-seconds", type=float, default=3600,
                         help="stop by itself after this long, in case nobody stops it (default 3600)")
     args = parser.parse_args(argv)
+    if not args.repo and not args.xet_upload:
+        parser.error("give --repo or --xet-upload")
 
     def split(spec: str) -> tuple[str, str | None]:
         left, _, value = spec.partition("=")
@@ -696,9 +755,14 @@ def _serve(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, request_stop)
     hub = Hub(dict(split(s) for s in args.repo), cdn=args.cdn, private=dict(split(s) for s in args.private),
               gated=dict(split(s) for s in args.gated), page_size=args.page_size, limit_rate=args.limit_rate,
-              nginx_workers=args.nginx_workers)
+              nginx_workers=args.nginx_workers, xet=bool(args.xet_upload))
     with hub:
-        ready = json.dumps({"hub": hub.url, "cdn": hub.cdn_url, "pid": os.getpid()})
+        fields = {"hub": hub.url, "cdn": hub.cdn_url, "pid": os.getpid()}
+        if args.xet_upload:
+            uploads = [hub.xet_upload(directory, repo) for repo, directory in (split(s) for s in args.xet_upload)]
+            fields.update(cas=hub.cas_url, xorbs=hub.xorb_url,
+                          xet={u.repo: {"commit": u.commit, "xet_hashes": u.xet_hashes} for u in uploads})
+        ready = json.dumps(fields)
         if args.ready_file:
             Path(args.ready_file + ".tmp").write_text(ready + "\n")
             os.replace(args.ready_file + ".tmp", args.ready_file)
