@@ -4,7 +4,10 @@ Both directions, on one emulator and one cache:
   1. hfget downloads → the npm client's own cache scan (`scanCacheDir`) reports the repo, revision, files and
      sizes; its `snapshotDownload` finds every file already there and fetches no file at all.
   2. the npm client downloads → `hfget verify` passes and `hfget download` fetches no file.
-  3. local dir: the npm client has no local-dir download (2.17.5: `snapshotDownload` and
+  3. a Xet repo (uploaded by the npm client's own Xet writer): hfget downloads it over Xet and the npm client
+     finds every file in that cache with no file, CAS or xorb request; the npm client downloads it through
+     XetBlob and hfget finds every file in that cache.
+  4. local dir: the npm client has no local-dir download (2.17.5: `snapshotDownload` and
      `downloadFileToCacheDir` take a `cacheDir` only), so hfget's local-dir metadata is checked field by field
      against HUB-PROTOCOL §5 (the Python client's format) instead.
 
@@ -234,6 +237,48 @@ class NpmToHfgetTest(HubJsTestCase):
         self.assertNoFileFetched("hfget download on the npm client's cache")
         self.assertEqual(self.blob_stats(cache, NPM_REPO), before, "no blob rewritten")
         self.assertEqual(sorted(files_under(snapshot)), sorted(source_files(self.no_empty)))
+
+
+class XetInteropTest(HubJsTestCase):
+    """A repo stored in Xet by the npm client's writer, read into one cache by each client in turn."""
+
+    XET_REPO = "interop-org/xet-model"
+
+    @classmethod
+    def setUpClass(cls):
+        HfgetTestCase.setUpClass.__func__(cls)
+        cls.source = cls.make_model("xet-model", shards=2, shard_size=512 * KIB, seed=7)
+        for path in [p for p, f in source_files(cls.source).items() if f.size == 0]:
+            (cls.source / path).unlink()  # the npm reader cannot fetch an empty file (EmptyFileTest)
+        cls.hub = cls.start_hub({}, xet=True)
+        cls.upload = cls.hub.xet_upload(cls.source, cls.XET_REPO)
+
+    def assertNoXetOrFileRequest(self, what: str) -> None:
+        self.assertNoFileFetched(what)
+        self.assertEqual([r for r in self.hub.requests() if r["listener"] in ("cas", "xorb")], [], what)
+
+    def test_npm_snapshot_download_finds_hfgets_xet_download_and_fetches_nothing(self):
+        self.assertTrue(self.upload.xet_hashes, "the npm writer stored nothing in Xet")
+        cache = self.hub.new_dir("cache")
+        first = self.hub.run_hfget(["download", self.XET_REPO, "--cache-dir", cache, "--json"])
+        self.assertSucceeded(first)
+        self.assertGreater(json.loads(first.stdout)["summary"]["bytes_over_xet"], 0, "hfget used the bridge")
+        self.hub.reset_logs()
+        snapshot = self.npm_download(self.XET_REPO, cache)
+        self.assertEqual(snapshot, str(cache / repo_folder_name(self.XET_REPO) / "snapshots" / self.upload.commit))
+        self.assertNoXetOrFileRequest("npm snapshotDownload on hfget's Xet download")
+        for path in source_files(self.source):
+            self.assertEqual((Path(snapshot) / path).read_bytes(), (self.source / path).read_bytes(), path)
+
+    def test_hfget_finds_the_npm_clients_xet_download_and_fetches_nothing(self):
+        cache = self.hub.new_dir("cache")
+        snapshot = self.npm_download(self.XET_REPO, cache)
+        self.assertTrue(any(r["listener"] == "xorb" for r in self.hub.requests()), "the npm client used Xet")
+        self.hub.reset_logs()
+        result = self.hub.run_hfget(["download", self.XET_REPO, "--cache-dir", cache])
+        self.assertSucceeded(result)
+        self.assertStdoutIsPath(result, Path(snapshot))
+        self.assertNoXetOrFileRequest("hfget download on the npm client's Xet download")
 
 
 class EmptyFileTest(HubJsTestCase):
