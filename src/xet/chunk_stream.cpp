@@ -93,7 +93,9 @@ void regroup_byte_planes(std::span<const std::byte> planes, std::span<std::byte>
   }
 }
 
-std::string chunk_prefix(std::uint64_t index) { return "chunk " + std::to_string(index) + ": "; }
+std::string chunk_prefix(std::uint64_t index) {
+  return "chunk " + std::to_string(index) + ": ";
+}
 
 }  // namespace
 
@@ -121,8 +123,8 @@ ChunkHeader parse_chunk_header(std::span<const std::byte, kChunkHeaderBytes> byt
                       std::to_string(kMaxPayloadBytes) + "-byte maximum");
   }
   if (header.compression == Compression::kNone && header.payload_bytes != header.data_bytes) {
-    throw DecodeError("stored chunk has a payload of " + std::to_string(header.payload_bytes) +
-                      " bytes but data of " + std::to_string(header.data_bytes));
+    throw DecodeError("stored chunk has a payload of " + std::to_string(header.payload_bytes) + " bytes but data of " +
+                      std::to_string(header.data_bytes));
   }
   return header;
 }

@@ -31,7 +31,9 @@ constexpr std::size_t kHashDigits = 64;
 constexpr std::uint64_t kMinSerializedChunkBytes = kChunkHeaderBytes + 1;
 constexpr std::uint64_t kMaxSerializedChunkBytes = kChunkHeaderBytes + kMaxPayloadBytes;
 
-[[noreturn]] void reject(const std::string& what) { throw ReconstructionError("reconstruction: " + what); }
+[[noreturn]] void reject(const std::string& what) {
+  throw ReconstructionError("reconstruction: " + what);
+}
 
 bool is_lower_hex_hash(std::string_view text) {
   return text.size() == kHashDigits &&
@@ -88,8 +90,20 @@ enum class Version { kV1, kV2 };
 
 // What a JSON container is, given where it is. kSkip is a field hfget does not read (and all inside it).
 enum class Node {
-  kRoot, kTerms, kTerm, kTermRange, kFetchMap, kEntryList, kEntry, kV1Range, kV1UrlRange, kV2Ranges, kV2Range,
-  kV2Chunks, kV2Bytes, kSkip,
+  kRoot,
+  kTerms,
+  kTerm,
+  kTermRange,
+  kFetchMap,
+  kEntryList,
+  kEntry,
+  kV1Range,
+  kV1UrlRange,
+  kV2Ranges,
+  kV2Range,
+  kV2Chunks,
+  kV2Bytes,
+  kSkip,
 };
 
 bool is_array_node(Node node) {
@@ -359,8 +373,9 @@ class FetchIndex {
     const auto found = by_xorb_.find(hash);
     if (found == by_xorb_.end()) return std::nullopt;
     const std::vector<std::size_t>& list = found->second;
-    const auto after = std::upper_bound(list.begin(), list.end(), begin,
-                                        [&](std::uint32_t value, std::size_t i) { return value < fetches_[i].chunk_begin; });
+    const auto after = std::upper_bound(list.begin(), list.end(), begin, [&](std::uint32_t value, std::size_t i) {
+      return value < fetches_[i].chunk_begin;
+    });
     if (after == list.begin()) return std::nullopt;
     const std::size_t best = widest_.at(hash)[static_cast<std::size_t>(after - list.begin()) - 1];
     if (fetches_[best].chunk_end < end) return std::nullopt;
@@ -385,8 +400,9 @@ Term make_term(RawTerm& raw, std::size_t index, const FetchIndex& fetch_index) {
            std::to_string(chunks) + " chunks");
   }
   const std::optional<std::size_t> fetch = fetch_index.covering(term.xorb_hash, term.chunk_begin, term.chunk_end);
-  if (!fetch) reject(name + ": no fetch covers chunks " + std::to_string(term.chunk_begin) + "-" +
-                     std::to_string(term.chunk_end) + " of xorb " + term.xorb_hash);
+  if (!fetch)
+    reject(name + ": no fetch covers chunks " + std::to_string(term.chunk_begin) + "-" +
+           std::to_string(term.chunk_end) + " of xorb " + term.xorb_hash);
   term.fetch = *fetch;
   return term;
 }
