@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 #include <lz4frame.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 

@@ -5,10 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "xet/chunk_stream.hpp"
 
 namespace hfget::xet {
 namespace {
@@ -201,6 +206,55 @@ TEST(XetReconstruction, RejectsDuplicatesDepthAndSize) {
   EXPECT_THROW(parse_reconstruction_v2(deep), ReconstructionError);
   EXPECT_THROW(parse_reconstruction_v2(body + " x"), ReconstructionError);
   EXPECT_THROW(parse_reconstruction_v2(std::string(64 * 1024 * 1024 + 1, ' ')), ReconstructionError);
+}
+
+std::string read_fixture(const std::string& name) {
+  std::ifstream in(std::string(HFGET_SOURCE_DIR) + "/tests/fixtures/xet/" + name, std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A ranged reconstruction of the real fixture file (tests/fixtures/xet): the term's chunks [1, 4) of the xorb,
+// fetched as chunks [1, 5), 10 bytes into the first term. Decoding the fetched bytes and keeping what the
+// term and the offset say gives exactly that part of the writer's input.
+TEST(XetReconstruction, AssemblesPartOfTheRealFixture) {
+  const std::string xorb = read_fixture("xorb.bin");
+  const std::string input = read_fixture("input.bin");
+  const Json listing = Json::parse(read_fixture("chunks.json"));
+  const Json& chunks = listing.at("chunks");
+  const auto at = [&](std::size_t i, const char* field) { return chunks.at(i).at(field).get<std::uint64_t>(); };
+  const std::uint64_t term_bytes = at(1, "data_bytes") + at(2, "data_bytes") + at(3, "data_bytes");
+  const std::string hash = listing.at("xorb_hash").get<std::string>();
+  const Json answer = {
+      {"offset_into_first_range", 10},
+      {"terms", {{{"hash", hash}, {"unpacked_length", term_bytes}, {"range", {{"start", 1}, {"end", 4}}}}}},
+      {"xorbs",
+       {{hash,
+         {{{"url", "https://cas.example/xorb"},
+           {"ranges",
+            {{{"chunks", {{"start", 1}, {"end", 5}}},
+              {"bytes",
+               {{"start", at(1, "offset")}, {"end", at(4, "offset") + at(4, "serialized_bytes") - 1}}}}}}}}}}}};
+  const Reconstruction r = parse_reconstruction_v2(answer.dump());
+  ASSERT_EQ(r.terms.size(), 1U);
+  const Term& term = r.terms[0];
+  const XorbFetch& fetch = r.fetches.at(term.fetch);
+
+  std::string assembled;
+  ChunkStreamDecoder decoder([&](std::uint64_t index, std::span<const std::byte> data) {
+    const std::uint64_t chunk = fetch.chunk_begin + index;
+    if (chunk >= term.chunk_begin && chunk < term.chunk_end) {
+      assembled.append(reinterpret_cast<const char*>(data.data()), data.size());
+    }
+  });
+  std::vector<std::byte> fetched(fetch.byte_end - fetch.byte_begin);
+  std::memcpy(fetched.data(), xorb.data() + fetch.byte_begin, fetched.size());
+  decoder.feed(fetched);
+  decoder.finish();
+  EXPECT_EQ(decoder.chunks_decoded(), fetch.chunk_end - fetch.chunk_begin);
+  ASSERT_EQ(assembled.size(), term.data_bytes);
+  const std::uint64_t file_begin = at(0, "data_bytes") + r.offset_into_first_range;
+  EXPECT_EQ(assembled.substr(r.offset_into_first_range), input.substr(file_begin, term_bytes - 10));
 }
 
 }  // namespace
