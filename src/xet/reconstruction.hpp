@@ -57,7 +57,9 @@ class ReconstructionError : public std::runtime_error {
 ///  fetch_info: {hash: [{url, url_range: {start, end (inclusive)}, range: {start, end}}]}}
 Reconstruction parse_reconstruction_v1(std::string_view json);
 /// {offset_into_first_range, terms: [...as V1...], xorbs: {hash: [{url, ranges: [{chunks: {start, end},
-///  bytes: {start, end (inclusive)}}]}]}}: each of a URL's ranges becomes a XorbFetch of its own.
+///  bytes: {start, end (inclusive)}}]}]}}: each of a URL's ranges becomes a XorbFetch of its own, as hf_xet
+///  fetches them by default (HF_XET_CLIENT_ENABLE_MULTIRANGE_FETCHING off: one single-range GET per range).
+///  An entry with no ranges is rejected.
 Reconstruction parse_reconstruction_v2(std::string_view json);
 
 }  // namespace hfget::xet
