@@ -228,7 +228,13 @@ std::vector<RemoteFile> HubClient::list_files(const RepoId& repo, const std::str
 XetAccess HubClient::xet_read_access(const RepoId& repo, const std::string& commit) {
   const JsonAnswer answer =
       get_json(xet_read_token_url(settings_.endpoint, repo, commit), commit, repo, "Xet read token");
-  return parse_xet_access(answer.response, answer.body);
+  XetAccess access = parse_xet_access(answer.response, answer.body);
+  // A token sent in the clear is a token given away: over https from the Hub, https to the CAS too.
+  if (settings_.endpoint.rfind("https://", 0) == 0 && access.cas_url.rfind("https://", 0) != 0) {
+    throw Error(ErrorCode::kNetwork,
+                "the Hub's Xet read token names a CAS over plain http (" + access.cas_url + "); not sending it there");
+  }
+  return access;
 }
 
 }  // namespace hfget::hub

@@ -73,7 +73,9 @@ XetAccess parse_xet_access(const http::HttpResponse& response, std::string_view 
   }
   access.cas_url = std::move(*cas_url);
   if (!expires || *expires <= 0) throw bad_answer("no expiry (exp)");
-  access.expires = std::chrono::system_clock::time_point(std::chrono::seconds(*expires));
+  // Past 2100 is "no expiry" from a careless server; clamped, the conversion to the clock cannot overflow.
+  constexpr std::int64_t kYear2100 = 4'102'444'800;
+  access.expires = std::chrono::system_clock::time_point(std::chrono::seconds(std::min(*expires, kYear2100)));
   return access;
 }
 
@@ -82,8 +84,13 @@ XetTokens::XetTokens(Fetch fetch, std::chrono::seconds margin, Clock clock)
 
 std::shared_ptr<const XetAccess> XetTokens::current() {
   const std::lock_guard lock(mutex_);
-  if (!access_ || access_->expires - margin_ <= clock_()) {
+  const auto now = clock_();
+  // Renewed `margin` before it expires, or half-way through its life when that is shorter than the margin
+  // (a token of 60 s, or a clock ahead of the Hub's, would otherwise look expired on arrival, every time).
+  if (!access_ || now >= refresh_at_) {
     access_ = std::make_shared<const XetAccess>(fetch_());
+    const auto lifetime = access_->expires - now;
+    refresh_at_ = access_->expires - std::min<std::chrono::system_clock::duration>(margin_, lifetime / 2);
   }
   return access_;
 }

@@ -44,7 +44,8 @@ class XetTokens {
       Fetch fetch, std::chrono::seconds margin = std::chrono::seconds(60),
       Clock clock = [] { return std::chrono::system_clock::now(); });
 
-  /// The token and its CAS, fetched on first use and again once it is within `margin` of its expiry.
+  /// The token and its CAS, fetched on first use and again once it is within `margin` of its expiry (or past
+  /// half its lifetime, when that comes later).
   std::shared_ptr<const XetAccess> current();
   /// The CAS answered 401 to `rejected`: the next current() fetches a new one (unless another connection
   /// already did).
@@ -56,6 +57,7 @@ class XetTokens {
   Clock clock_;
   std::mutex mutex_;
   std::shared_ptr<const XetAccess> access_;
+  std::chrono::system_clock::time_point refresh_at_;
 };
 
 }  // namespace hfget::hub

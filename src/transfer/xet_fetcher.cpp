@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "hfget/error.hpp"
@@ -18,8 +19,10 @@ namespace {
 
 constexpr std::size_t kBatchBytes = 128 << 10;  // as the bridge's: fixed memory per connection
 // A reconstruction names every term of the range and a URL per xorb range: ~300 bytes a term, and terms of a
-// few MB each, so even the spec's 10 GB batches are a few hundred KB.
-constexpr std::size_t kMaxReconstructionBytes = 64 << 20;
+// few MB each, so even the spec's 10 GB batches are a few hundred KB; 16 MiB is room for a file of tiny terms.
+constexpr std::size_t kMaxReconstructionBytes = 16 << 20;
+// Files whose Xet retries ran out one after the other before the rest of the download gives up on the CAS.
+constexpr int kFilesFailedBeforeXetOff = 3;
 // The spec's advice for large files: ask for at most about 10 GB of a file at a time.
 constexpr std::uint64_t kMaxReconstructionSpan = 10ULL << 30;
 
@@ -49,11 +52,13 @@ XetFetcher::XetFetcher(const XetSettings& settings, XetShared& shared, std::uniq
 void XetFetcher::fetch(RangeTask& task) {
   auto& state = static_cast<SourcedFile&>(*task.source);  // the Xet source made it
   const RemoteFile& file = task.file->remote();
+  if (shared_.xet_off && state.over_xet()) fall_back(task, state, "the CAS failed for the files before it");
   if (state.first_to_report()) {
-    progress_.on_file_path(file, state.over_xet() ? TransferPath::kXet : TransferPath::kBridge,
-                           state.over_xet() ? "the file is stored in Xet"
-                           : file.xet_hash  ? "Xet is not available for this download"
-                                            : "the file is not stored in Xet");
+    const bool over_xet = state.over_xet();
+    progress_.on_file_path(file, over_xet ? TransferPath::kXet : TransferPath::kBridge,
+                           over_xet        ? "the file is stored in Xet"
+                           : file.xet_hash ? "Xet is not available for this download"
+                                           : "the file is not stored in Xet");
   }
   http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_, settings_.retry_max_time);
   while (true) {
@@ -63,7 +68,10 @@ void XetFetcher::fetch(RangeTask& task) {
     const std::uint64_t before = task.position;
     const std::optional<Failure> failure = fetch_once(task, *file.xet_hash);
     if (task.position - before >= progress_bytes_) retrier.note_progress();
+    if (task.position > before) shared_.files_failed_in_a_row = 0;  // the CAS serves
     if (stop_.stop_requested()) throw interrupted(file);
+    // Stopped because the file failed elsewhere or changed: not the CAS's doing.
+    if (task.cancelled || task.file->restart_requested()) return;
     if (!failure) continue;
     if (failure->push_back && task.budget != nullptr) task.budget->note_push_back();
     if (failure->cas_unavailable) {
@@ -75,6 +83,9 @@ void XetFetcher::fetch(RangeTask& task) {
     };
     if (retrier.wait_before_retry(failure->attempt, failure->retry_after, announce)) continue;
     if (stop_.stop_requested()) throw interrupted(file);
+    // A CAS that keeps failing file after file is given up on for the rest of the download: each further
+    // file would spend its retries (minutes of backoff) finding out again.
+    if (++shared_.files_failed_in_a_row >= kFilesFailedBeforeXetOff) shared_.xet_off = true;
     fall_back(task, state, fmt::format("{} (after {} attempts)", failure->reason, retrier.attempts_failed()));
   }
 }
@@ -82,7 +93,8 @@ void XetFetcher::fetch(RangeTask& task) {
 void XetFetcher::fall_back(RangeTask& task, SourcedFile& state, const std::string& why) {
   if (!state.fall_back_to_bridge()) return;  // another connection of the file did
   const RemoteFile& file = task.file->remote();
-  // Said once as a warning: when the CAS is down every Xet file falls back, and one line tells it.
+  // The first as a warning, with the cause; when the CAS is down every Xet file follows, each with a line of
+  // its own in the log (-v) and a file_path event, and the warning has said why.
   if (!shared_.fallback_said.exchange(true)) {
     spdlog::warn("{}: Xet: {}; fetching it (and any other file the CAS cannot serve) over the LFS bridge", file.path,
                  why);
@@ -97,30 +109,38 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
   const std::uint64_t end = std::min<std::uint64_t>(task.end, first + kMaxReconstructionSpan);
   xet::Reconstruction plan;
   if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) return failure;
+  // What a range of the file can decode to: more than the rest of the file is a CAS that ignored the Range
+  // (or serves another file), whose bytes would land at the wrong offsets.
+  const std::uint64_t size = task.file->remote().size;
+  if (plan.terms.empty() || plan.data_bytes() - plan.offset_into_first_range > size - first) {
+    return Failure{.reason = fmt::format("the reconstruction of bytes {}-{} does not fit the file's {} bytes", first,
+                                         end - 1, size),
+                   .cas_unavailable = true};
+  }
   if (std::optional<Failure> failure = fetch_terms(task, plan)) return failure;
   if (task.cancelled || task.file->restart_requested() || task.position >= std::min<std::uint64_t>(task.end, end)) {
     return std::nullopt;
   }
   // Every term was served and decoded, yet they end before the bytes asked for: a CAS that disagrees with
   // the listing's size. Asked again from where the file stands; no progress uses up the retries.
-  return Failure{
-      {http::TransportFailure::kConnectionLost, 0, false},
-      fmt::format("the reconstruction of bytes {}-{} ended at byte {}", first, end - 1, task.position.load()),
-      std::nullopt,
-      false,
-      false};
+  return Failure{.attempt = {http::TransportFailure::kConnectionLost, 0, false},
+                 .reason = fmt::format("the reconstruction of bytes {}-{} ended at byte {}", first, end - 1,
+                                       task.position.load())};
 }
 
 std::optional<XetFetcher::Failure> XetFetcher::ask_reconstruction(const std::string& xet_hash, std::uint64_t first,
-                                                                  std::uint64_t last, xet::Reconstruction& plan) {
+                                                                  std::uint64_t last, xet::Reconstruction& plan,
+                                                                  bool v1) {
   std::shared_ptr<const hub::XetAccess> access;
   try {
     access = settings_.tokens->current();
   } catch (const Error& error) {
     if (error.code() == ErrorCode::kInterrupted) throw;
-    return Failure{{}, std::string("no read token: ") + error.what(), std::nullopt, false, true};
+    // A Hub blip while the token is renewed: retried like one, the bridge only once the retries are spent.
+    return Failure{.attempt = {http::TransportFailure::kConnectionLost, 0, false},
+                   .reason = std::string("no read token: ") + error.what()};
   }
-  const bool v2 = !shared_.v1_only;
+  const bool v2 = !v1 && !shared_.v1_only;
   http::RequestSpec spec;
   spec.url = access->cas_url + (v2 ? "/v2/reconstructions/" : "/v1/reconstructions/") + xet_hash;
   spec.bearer_token = &access->token;  // the CAS's own URL: the one place the Xet token goes
@@ -132,44 +152,46 @@ std::optional<XetFetcher::Failure> XetFetcher::ask_reconstruction(const std::str
   spdlog::debug("GET {} (bytes {}-{}) -> {}", spec.url, first, last,
                 http::describe(response.failure, response.failure_message, response.status));
   if (response.failure == http::TransportFailure::kCancelled) throw Error(ErrorCode::kInterrupted, "interrupted");
-  const bool first_contact = !cas_answered_;
-  if (response.failure != http::TransportFailure::kNone) {
-    const bool lost = response.failure == http::TransportFailure::kConnectionLost;
-    Failure failure{{response.failure, 0, first_contact},
-                    "the CAS: " + http::describe(response.failure, response.failure_message, 0),
-                    std::nullopt,
-                    lost,
-                    false};
-    // Refused or unresolvable before it ever answered: a CAS that is down, not a blip.
-    failure.cas_unavailable = http::next_step(failure.attempt) == http::NextStep::kGiveUp;
-    return failure;
+  if (sink.overflowed()) {
+    return Failure{.reason = fmt::format("the CAS's reconstruction is over {} bytes", kMaxReconstructionBytes),
+                   .cas_unavailable = true};
   }
-  cas_answered_ = true;
+  if (response.failure != http::TransportFailure::kNone) return transport_failure(response);
+  shared_.cas_answered = true;
   const long status = response.status;
   if (status == 200 || status == 206) {
-    if (sink.overflowed()) return Failure{{}, "the CAS's reconstruction is too large", std::nullopt, false, true};
     try {
       plan = v2 ? xet::parse_reconstruction_v2(sink.text()) : xet::parse_reconstruction_v1(sink.text());
     } catch (const xet::ReconstructionError& error) {
-      return Failure{{http::TransportFailure::kConnectionLost, 0, false},
-                     std::string("unusable reconstruction: ") + error.what(),
-                     std::nullopt,
-                     false,
-                     false};
+      return Failure{.attempt = {http::TransportFailure::kConnectionLost, 0, false},
+                     .reason = std::string("unusable reconstruction: ") + error.what()};
     }
+    if (v1 && !shared_.v1_only.exchange(true)) spdlog::info("Xet: the CAS has no V2 reconstructions; asking V1");
     return std::nullopt;
   }
-  if (v2 && (status == 404 || status == 501)) {
-    // As hf_xet does: a CAS without V2 serves V1. Asked again at once, without counting an attempt.
-    if (!shared_.v1_only.exchange(true)) spdlog::info("Xet: the CAS has no V2 reconstructions; asking V1");
-    return ask_reconstruction(xet_hash, first, last, plan);
-  }
+  // As hf_xet does: a CAS without V2 serves V1. Asked again at once, without counting an attempt; the whole
+  // download switches once V1 has answered (a 404 can also mean a file the CAS does not have).
+  if (v2 && (status == 404 || status == 501)) return ask_reconstruction(xet_hash, first, last, plan, true);
+  return status_failure(response, access);
+}
+
+XetFetcher::Failure XetFetcher::transport_failure(const http::HttpResponse& response) const {
+  Failure failure{.attempt = {response.failure, 0, !shared_.cas_answered},
+                  .reason = "the CAS: " + http::describe(response.failure, response.failure_message, 0),
+                  .push_back = response.failure == http::TransportFailure::kConnectionLost};
+  // Refused or unresolvable before it ever answered: a CAS that is down, not a blip.
+  failure.cas_unavailable = http::next_step(failure.attempt) == http::NextStep::kGiveUp;
+  return failure;
+}
+
+XetFetcher::Failure XetFetcher::status_failure(const http::HttpResponse& response,
+                                               const std::shared_ptr<const hub::XetAccess>& access) const {
+  const long status = response.status;
   const std::optional<http::RequestedWait> requested = http::requested_wait(response);
-  Failure failure{{http::TransportFailure::kNone, status, false},
-                  fmt::format("the CAS answered HTTP {} to the reconstruction", status),
-                  requested ? std::optional(requested->wait) : std::nullopt,
-                  sheds_load(status),
-                  false};
+  Failure failure{.attempt = {http::TransportFailure::kNone, status, false},
+                  .reason = fmt::format("the CAS answered HTTP {} to the reconstruction", status),
+                  .retry_after = requested ? std::optional(requested->wait) : std::nullopt,
+                  .push_back = sheds_load(status)};
   if (status == 401) {
     settings_.tokens->rejected(access);  // the next attempt asks the Hub for a new token
     failure.attempt.http_status = 503;   // retried like a blip, within the same attempts
@@ -184,32 +206,48 @@ namespace {
 // Chunks that a later term of the same reconstruction names again (same xorb, same chunk), kept once decoded,
 // within a budget: a file with repeated content (runs of zeros, most often, which a writer stores once) is
 // fetched once. A presigned range must be fetched as given, so without this every repeat would fetch its
-// whole range again, up to the 64 MiB of a xorb, to use one chunk of it.
+// whole range again, up to the 64 MiB of a xorb, to use one chunk of it. Only xorbs that more than one term
+// names are indexed, and no more than kMaxIndexedChunks chunks of them (the parser bounds chunk indices, not
+// how many terms name them), so a hostile plan costs a bounded index and, past it, only refetches.
 class ChunkMemory {
  public:
   static constexpr std::uint64_t kBudgetBytes = 8 << 20;
   static constexpr std::uint32_t kMaxExtraChunks = 64;  // decoded past a run for later terms: 8 MiB at most
+  static constexpr std::size_t kMaxIndexedChunks = 1 << 18;
 
   explicit ChunkMemory(const xet::Reconstruction& plan) : plan_(plan) {
-    for (std::size_t i = 0; i < plan.terms.size(); ++i) {
+    std::map<std::string, std::uint32_t> terms_per_xorb;
+    for (const xet::Term& term : plan.terms) ++terms_per_xorb[term.xorb_hash];
+    std::size_t indexed = 0;
+    for (std::size_t i = 0; i < plan.terms.size() && indexed <= kMaxIndexedChunks; ++i) {
       const xet::Term& term = plan.terms[i];
-      for (std::uint32_t c = term.chunk_begin; c < term.chunk_end; ++c) last_use_[{term.xorb_hash, c}] = i;
+      if (terms_per_xorb[term.xorb_hash] < 2) continue;
+      const std::uint64_t xorb = xorb_number(term.xorb_hash);
+      for (std::uint32_t c = term.chunk_begin; c < term.chunk_end && indexed <= kMaxIndexedChunks; ++c, ++indexed) {
+        last_use_[key(xorb, c)] = i;
+      }
     }
   }
 
-  // Every chunk of `term` is kept.
+  // Every chunk of `term` is kept, and they add up to its length.
   bool holds(std::size_t term) const {
     const xet::Term& t = plan_.terms[term];
+    const auto xorb = xorbs_.find(t.xorb_hash);
+    if (xorb == xorbs_.end()) return false;
+    std::uint64_t bytes = 0;
     for (std::uint32_t c = t.chunk_begin; c < t.chunk_end; ++c) {
-      if (kept_.count({t.xorb_hash, c}) == 0) return false;
+      const auto it = kept_.find(key(xorb->second, c));
+      if (it == kept_.end()) return false;
+      bytes += it->second.size();
     }
-    return true;
+    return bytes == t.data_bytes;
   }
   // Writes a term held in memory; chunks no later term names are let go.
   void write(std::size_t term, TaskWriter& writer) {
     const xet::Term& t = plan_.terms[term];
+    const std::uint64_t xorb = xorbs_.at(t.xorb_hash);
     for (std::uint32_t c = t.chunk_begin; c < t.chunk_end; ++c) {
-      const auto it = kept_.find({t.xorb_hash, c});
+      const auto it = kept_.find(key(xorb, c));
       writer.emit(it->second);
       if (last_use_[it->first] <= term) {
         budget_ += it->second.size();
@@ -219,19 +257,26 @@ class ChunkMemory {
     writer.flush();
   }
   // A chunk decoded while fetching terms [.., run_end): kept when a term after the run names it.
-  void offer(const std::string& xorb, std::uint32_t chunk, std::size_t run_end, std::span<const std::byte> data) {
-    const Key key{xorb, chunk};
-    const auto use = last_use_.find(key);
-    if (use == last_use_.end() || use->second < run_end || data.size() > budget_ || kept_.count(key) != 0) return;
+  void offer(const std::string& xorb_hash, std::uint32_t chunk, std::size_t run_end, std::span<const std::byte> data) {
+    const auto xorb = xorbs_.find(xorb_hash);
+    if (xorb == xorbs_.end()) return;
+    const std::uint64_t k = key(xorb->second, chunk);
+    const auto use = last_use_.find(k);
+    if (use == last_use_.end() || use->second < run_end || data.size() > budget_ || kept_.count(k) != 0) return;
     budget_ -= data.size();
-    kept_.emplace(key, std::vector<std::byte>(data.begin(), data.end()));
+    kept_.emplace(k, std::vector<std::byte>(data.begin(), data.end()));
   }
 
  private:
-  using Key = std::pair<std::string, std::uint32_t>;
+  static std::uint64_t key(std::uint64_t xorb, std::uint32_t chunk) { return (xorb << 32) | chunk; }
+  std::uint64_t xorb_number(const std::string& hash) {
+    return xorbs_.try_emplace(hash, static_cast<std::uint64_t>(xorbs_.size())).first->second;
+  }
+
   const xet::Reconstruction& plan_;
-  std::map<Key, std::size_t> last_use_;  // the last term that names the chunk
-  std::map<Key, std::vector<std::byte>> kept_;
+  std::map<std::string, std::uint64_t> xorbs_;               // the indexed xorbs, numbered
+  std::unordered_map<std::uint64_t, std::size_t> last_use_;  // (xorb, chunk) → the last term that names it
+  std::unordered_map<std::uint64_t, std::vector<std::byte>> kept_;
   std::uint64_t budget_ = kBudgetBytes;
 };
 
@@ -300,26 +345,26 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_run(RangeTask& task, const 
                 http::describe(response.failure, response.failure_message, response.status));
   if (response.failure == http::TransportFailure::kCancelled) throw interrupted(task.file->remote());
   if (finished) return std::nullopt;
+  // Stopped because the file failed on another connection, or changed: not this fetch's failure.
+  if (task.cancelled || task.file->restart_requested()) return std::nullopt;
   const long status = response.failure == http::TransportFailure::kNone ? response.status : 0;
+  const std::string what =
+      fmt::format("xorb {} bytes {}-{}", fetch.xorb_hash.substr(0, 12), fetch.byte_begin, fetch.byte_end - 1);
   if (sink.rejection()) {
-    return Failure{{http::TransportFailure::kConnectionLost, 0, false}, *sink.rejection(), std::nullopt, false, false};
+    return Failure{.attempt = {http::TransportFailure::kConnectionLost, 0, false}, .reason = *sink.rejection()};
   }
   if (status >= 200 && status < 300) {  // the body ended before the range did
-    return Failure{{http::TransportFailure::kConnectionLost, 0, false},
-                   fmt::format("xorb {} bytes {}-{}: the body ended after {} bytes", fetch.xorb_hash.substr(0, 12),
-                               fetch.byte_begin, fetch.byte_end - 1, sink.received()),
-                   std::nullopt,
-                   true,
-                   false};
+    return Failure{.attempt = {http::TransportFailure::kConnectionLost, 0, false},
+                   .reason = fmt::format("{}: the body ended after {} bytes", what, sink.received()),
+                   .push_back = true};
   }
   const std::optional<http::RequestedWait> requested =
       response.failure == http::TransportFailure::kNone ? http::requested_wait(response) : std::nullopt;
-  Failure failure{{response.failure, status, false},
-                  fmt::format("xorb {}: {}", fetch.xorb_hash.substr(0, 12),
-                              http::describe(response.failure, response.failure_message, response.status)),
-                  requested ? std::optional(requested->wait) : std::nullopt,
-                  sheds_load(status) || response.failure == http::TransportFailure::kConnectionLost,
-                  false};
+  Failure failure{.attempt = {response.failure, status, false},
+                  .reason = fmt::format("{}: {}", what,
+                                        http::describe(response.failure, response.failure_message, response.status)),
+                  .retry_after = requested ? std::optional(requested->wait) : std::nullopt,
+                  .push_back = sheds_load(status) || response.failure == http::TransportFailure::kConnectionLost};
   // An expired or refused presigned URL: the next attempt's reconstruction brings new URLs.
   if (status == 401 || status == 403 || status == 404 || status == 410) failure.attempt.http_status = 503;
   return failure;

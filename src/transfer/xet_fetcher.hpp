@@ -35,15 +35,18 @@ class XetFetcher final : public SourceConnection {
  private:
   // Why an attempt over Xet did not end the range, and what the retry policy is to see.
   struct Failure {
-    http::Attempt attempt;
-    std::string reason;
-    std::optional<std::chrono::seconds> retry_after;
+    http::Attempt attempt{};
+    std::string reason{};
+    std::optional<std::chrono::seconds> retry_after{};
     bool push_back = false;        // the CDN or CAS shed load (429/503, a reset, a body cut short)
     bool cas_unavailable = false;  // retrying over Xet will not help: the file goes over the bridge
   };
   std::optional<Failure> fetch_once(RangeTask& task, const std::string& xet_hash);
+  /// `v1`: V1 even while the download still asks V2 (after this file's V2 answered 404 or 501).
   std::optional<Failure> ask_reconstruction(const std::string& xet_hash, std::uint64_t first, std::uint64_t last,
-                                            xet::Reconstruction& plan);
+                                            xet::Reconstruction& plan, bool v1 = false);
+  Failure transport_failure(const http::HttpResponse& response) const;
+  Failure status_failure(const http::HttpResponse& response, const std::shared_ptr<const hub::XetAccess>& access) const;
   std::optional<Failure> fetch_terms(RangeTask& task, const xet::Reconstruction& plan);
   std::optional<Failure> fetch_run(RangeTask& task, const xet::Reconstruction& plan, std::size_t first_term,
                                    std::size_t end_term, TaskWriter& writer, ChunkKeeper keep,
@@ -57,7 +60,6 @@ class XetFetcher final : public SourceConnection {
   ProgressSink& progress_;
   std::uint64_t progress_bytes_;
   std::stop_token stop_;
-  bool cas_answered_ = false;  // the CAS answered this connection once: a later connect failure is a blip
   std::vector<std::byte> batch_;
 };
 

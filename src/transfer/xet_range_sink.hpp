@@ -2,9 +2,10 @@
 // The body of one xorb range GET, turned into file bytes: serialized chunks are decoded as they arrive
 // (xet/chunk_stream.hpp), each chunk is matched to the reconstruction term it belongs to, and the terms' data
 // is written into the file at the range task's position, up to the task's (possibly lowered) end. One GET can
-// serve several consecutive terms of the same fetch entry. What cannot be trusted stops the transfer before a
-// byte of it is written: an answer that is not exactly the range asked for, a malformed chunk, a term that
-// decodes to another length than the reconstruction says.
+// serve several consecutive terms of the same fetch entry. What cannot be trusted stops the transfer at the
+// first bad byte and is never written: an answer that is not exactly the range asked for (nothing of it is
+// written), a malformed chunk, a term whose chunks decode to another length than the reconstruction says. The
+// chunks decoded whole before it are kept (they are what the header announced); the file's SHA-256 decides.
 #pragma once
 
 #include <cstddef>

@@ -54,6 +54,9 @@ struct XetShared {
   std::atomic<std::uint64_t> bytes_stored{0};   // file bytes written from decoded xorb ranges
   std::atomic<std::uint64_t> bytes_fetched{0};  // xorb bytes received (compressed)
   std::atomic<bool> fallback_said{false};       // the first fall-back to the bridge was logged as a warning
+  std::atomic<bool> cas_answered{false};        // the CAS answered once: a later connect failure is a blip
+  std::atomic<int> files_failed_in_a_row{0};    // files whose Xet retries ran out, none served since
+  std::atomic<bool> xet_off{false};             // too many of them: the rest of the download takes the bridge
 };
 
 /// The download's Xet read token, fetched now to learn whether Xet can be used: nullptr when Xet is off

@@ -33,6 +33,11 @@ constexpr std::size_t kHashDigits = 64;
 // The smallest serialized chunk is its header and one payload byte.
 constexpr std::uint64_t kMinSerializedChunkBytes = kChunkHeaderBytes + 1;
 constexpr std::uint64_t kMaxSerializedChunkBytes = kChunkHeaderBytes + kMaxPayloadBytes;
+// A xorb holds at most 64 MiB serialized (spec xorb.md), about 1024 chunks of 64 KiB and at most 8192 of the
+// smallest chunk the chunker cuts (8 KiB): chunk indices past this, or a byte range longer than a xorb, come
+// from a hostile CAS, whose ranges would otherwise size the client's per-chunk bookkeeping.
+constexpr std::uint64_t kMaxChunkIndex = 1 << 16;
+constexpr std::uint64_t kMaxXorbBytes = 128ULL << 20;
 
 [[noreturn]] void reject(const std::string& what) {
   throw ReconstructionError("reconstruction: " + what);
@@ -330,7 +335,7 @@ RawAnswer read_answer(std::string_view json, Version version) {
 std::pair<std::uint32_t, std::uint32_t> chunk_range(const RawRange& range, const std::string& name) {
   if (!range.present || !range.start || !range.end) reject(name + " is missing or incomplete");
   if (*range.start >= *range.end) reject(name + " is empty or inverted");
-  if (*range.end > std::numeric_limits<std::uint32_t>::max()) reject(name + " is past the largest chunk index");
+  if (*range.end > kMaxChunkIndex) reject(name + " is past the largest chunk index a xorb can have");
   return {static_cast<std::uint32_t>(*range.start), static_cast<std::uint32_t>(*range.end)};
 }
 
@@ -348,6 +353,7 @@ XorbFetch make_fetch(const RawFetch& raw, const RawAnswer& answer, std::size_t i
   fetch.byte_end = *raw.bytes.end + 1;
   const std::uint64_t chunks = fetch.chunk_end - fetch.chunk_begin;
   const std::uint64_t bytes = fetch.byte_end - fetch.byte_begin;
+  if (bytes > kMaxXorbBytes) reject(name + ": " + std::to_string(bytes) + " bytes is more than a xorb holds");
   if (bytes < chunks * kMinSerializedChunkBytes || bytes > chunks * kMaxSerializedChunkBytes) {
     reject(name + ": " + std::to_string(bytes) + " bytes cannot hold " + std::to_string(chunks) + " chunks");
   }

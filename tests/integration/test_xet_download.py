@@ -175,9 +175,12 @@ class XetDownloadTest(HfgetTestCase):
                            what=f"the {name} fault to be served")
 
     def test_an_expired_xet_token_is_renewed(self):
-        hub = self.start_hub({}, xet=True, xet_token_ttl=1)
-        upload = hub.xet_upload(self.source, REPO)
-        self.assertTrue(upload.xet_hashes)
+        # Written with tokens that last (a slow upload must not see its write token expire), then served by a
+        # second emulator on the same store whose tokens live a second.
+        store = self.workdir / "short-token-store"
+        with Hub({}, xet_store=store) as writer:
+            self.assertTrue(writer.xet_upload(self.source, REPO).xet_hashes)
+        hub = self.start_hub({}, xet_store=store, xet_token_ttl=1)
         target = hub.new_dir("local")
         # Held back so that the download outlives its first token.
         hub.set_faults([{"target": "cas", "path": "/v2/reconstructions/*", "kind": "stall", "seconds": 1.5,
@@ -186,6 +189,8 @@ class XetDownloadTest(HfgetTestCase):
         self.assertEqual(result.code, 0, result.stderr[-3000:])
         for path in self.files:
             self.assertEqual((target / path).read_bytes(), (self.source / path).read_bytes(), path)
+        tokens = [r for r in hub.requests() if r["listener"] == "hub" and "/xet-read-token/" in r["path"]]
+        self.assertGreaterEqual(len(tokens), 2, "the token was renewed")
 
 
 class XetResumeTest(HfgetTestCase):

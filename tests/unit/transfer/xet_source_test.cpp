@@ -134,9 +134,12 @@ class FakeCas {
       signature = std::to_string(++reconstructions);
       signature_ = signature;  // earlier URLs expire
     }
-    const std::uint64_t first = spec.range_from.value_or(0);
+    // A CAS (or a proxy before it) that ignores the Range: the whole file's reconstruction, for any range.
+    const bool whole = faults.count("ignore_range") != 0;
+    const std::uint64_t first = whole ? 0 : spec.range_from.value_or(0);
     const std::uint64_t last =
-        std::min<std::uint64_t>(spec.range_last.value_or(content_.size() - 1), content_.size() - 1);
+        whole ? content_.size() - 1
+              : std::min<std::uint64_t>(spec.range_last.value_or(content_.size() - 1), content_.size() - 1);
     const std::size_t first_chunk = first / kChunk;
     const std::size_t end_chunk = last / kChunk + 1;
     nlohmann::json terms = nlohmann::json::array();
@@ -367,6 +370,21 @@ TEST_F(XetSourceTest, ACasThatIsDownSendsTheFileOverTheBridge) {
                                       [](const std::string& path) { return path.rfind("bridge: fell back", 0) == 0; });
   EXPECT_NE(fell_back, progress.paths.end());
   expect_tokens_where_they_belong();
+}
+
+TEST_F(XetSourceTest, ACasThatIgnoresTheRangeSendsTheFileOverTheBridgeInsteadOfMisplacingBytes) {
+  cas.faults["ignore_range"] = 1;
+  cas.scripted.script(hub::resolve_url(kEndpoint, repo, kCommit, file.path), {FakeAnswer::redirect(kCdn)});
+  cas.scripted.script(kCdn, {FakeAnswer::ranged(content)});
+
+  const FetchResults results = fetch(tokens(), 3);
+
+  ASSERT_FALSE(results.errors[0].has_value()) << results.errors[0]->what();
+  EXPECT_EQ(blob(), content);
+  const auto fell_back = std::find_if(progress.paths.begin(), progress.paths.end(), [](const std::string& path) {
+    return path.find("does not fit the file") != std::string::npos;
+  });
+  EXPECT_NE(fell_back, progress.paths.end());
 }
 
 TEST_F(XetSourceTest, WithoutATokenEveryFileGoesOverTheBridge) {

@@ -146,6 +146,10 @@ TEST(XetReconstruction, RejectsHostileV1) {
       {"inverted term range", [](Json& j) { j["terms"][1]["range"]["start"] = 9; }, "empty or inverted"},
       {"term range without end", [](Json& j) { j["terms"][1]["range"].erase("end"); }, "incomplete"},
       {"chunk index past u32", [](Json& j) { j["terms"][1]["range"]["end"] = 4294967296ULL; }, "largest chunk"},
+      // A hostile CAS would otherwise size the client's per-chunk bookkeeping (4e9 chunks of one term).
+      {"chunk index past a xorb's", [](Json& j) { j["terms"][1]["range"]["end"] = 70000; }, "largest chunk"},
+      {"fetch longer than a xorb", [](Json& j) { j["fetch_info"][kXorbA][0]["url_range"]["end"] = 200ULL << 20; },
+       "more than a xorb holds"},
       {"term no fetch covers",
        [](Json& j) {
          j["terms"][1]["range"] = {{"start", 8}, {"end", 10}};
