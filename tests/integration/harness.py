@@ -385,14 +385,14 @@ class XetUpload:
 
 
 def xet_upload(hub: "Hub", model_dir: str | Path, repo_id: str, branch: str | None = None,
-               token: str = XET_WRITER_TOKEN) -> XetUpload:
+               token: str = XET_WRITER_TOKEN, timeout: float = NODE_TIMEOUT) -> XetUpload:
     """See Hub.xet_upload. Raises RuntimeError with the node output if the upload fails."""
     node = shutil.which("node")
     if node is None or not (INTEROP_DIR / "node_modules" / "@huggingface" / "hub").is_dir():
         raise unittest.SkipTest("node or tests/interop/node_modules missing: run scripts/setup")
     argv = [node, str(INTEROP_DIR / "upload_files.mjs"), hub.url, repo_id, str(model_dir)]
     argv += [branch] if branch else []
-    done = subprocess.run(argv, cwd=INTEROP_DIR, capture_output=True, text=True, timeout=NODE_TIMEOUT,
+    done = subprocess.run(argv, cwd=INTEROP_DIR, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "HF_TOKEN": token})
     answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
     if done.returncode != 0 or not answer.get("commit"):
@@ -640,10 +640,11 @@ class Hub:
         return response.json()["sha"]
 
     def xet_upload(self, model_dir: str | Path, repo_id: str, branch: str | None = None,
-                   token: str = "") -> "XetUpload":
+                   token: str = "", timeout: float = NODE_TIMEOUT) -> "XetUpload":
         """Upload every file of model_dir into repo_id (created if need be) through the real JS Xet writer
-        (tests/interop/upload_files.mjs, @huggingface/hub's uploadFiles); needs Hub(..., xet=True)."""
-        return xet_upload(self, model_dir, repo_id, branch, token or XET_WRITER_TOKEN)
+        (tests/interop/upload_files.mjs, @huggingface/hub's uploadFiles); needs Hub(..., xet=True).
+        timeout: seconds for the whole upload (the bench's large models need more than the default)."""
+        return xet_upload(self, model_dir, repo_id, branch, token or XET_WRITER_TOKEN, timeout)
 
     # -- running hfget --------------------------------------------------------------------------------
 
