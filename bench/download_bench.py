@@ -956,6 +956,8 @@ def main() -> int:
     parser.add_argument("--xet", action="store_true", help="run the Xet scenario only (bench/xet_bench.py)")
     parser.add_argument("--xet-tools", default="", help="with --xet: comma-separated, from "
                         "hfget,hfget-bridge,js-xetblob,hf (default all)")
+    parser.add_argument("--xet-store", metavar="DIR", help="with --xet: keep the Xet store in DIR; a DIR holding an "
+                        "earlier upload of this model is served again with no upload (no node needed)")
     args = parser.parse_args()
     tools = [t for t in args.tools.split(",") if t]
     try:

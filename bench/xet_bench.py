@@ -14,11 +14,16 @@ Per row: wall, MB/s, CPU, peak RssAnon, xorb bytes and bridge (CDN) bytes on the
 Then the targets with PASS/MISS: hfget Xet >= hfget bridge (MB/s), hfget Xet RssAnon <= 64 MiB, and a resume
 over Xet (kill -9 at --kill-at of the bytes on disk, re-run): the re-run's xorb + body bytes / missing bytes
 <= 1.02.
+
+--xet-store DIR keeps the store there; a DIR that already holds the bench repo (its commits.jsonl) is served
+again without an upload and without node (the GPU server has none: bench/device/run --part xet carries one).
+The model must then be the same one (same --size, --shards and seed: make_model is deterministic).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -74,18 +79,12 @@ def run(args, work: Path, model: Path, expected: dict[str, tuple[int, str]]) -> 
     """Upload once, run every tool --repeat times round-robin, then the resume; returns the report's data."""
     tools = [t for t in (args.xet_tools.split(",") if args.xet_tools else XET_TOOLS) if t]
     bench = XetBench(args, work, expected)
+    store_dir = Path(args.xet_store).resolve() if args.xet_store else work / "xet-store"
     with harness.Hub({}, xet=True, xorbs_on_nginx=True, nginx_workers=args.nginx_workers,
-                     xet_store=work / "xet-store") as hub:
-        print(f"[xet] uploading {bench.total / db.GIB:.2f} GiB through the JS Xet writer ...", file=sys.stderr,
-              flush=True)
-        started = time.monotonic()
-        upload = hub.xet_upload(model, db.REPO, timeout=max(600.0, bench.total / 2e6))
-        upload_wall = time.monotonic() - started
-        bench.commit = upload.commit
-        store = work / "xet-store" / "xorbs"
-        store_bytes = sum(p.stat().st_size for p in store.iterdir())
-        print(f"[xet] upload: {upload_wall:.1f}s, {len(upload.xet_hashes)} Xet files, {store_bytes:,} xorb bytes",
-              file=sys.stderr, flush=True)
+                     xet_store=store_dir) as hub:
+        upload_wall, xet_files = upload_or_reuse(hub, model, bench, store_dir)
+        store_bytes = sum(p.stat().st_size for p in (store_dir / "xorbs").iterdir())
+        print(f"[xet] {xet_files} Xet files, {store_bytes:,} xorb bytes in {store_dir}", file=sys.stderr, flush=True)
         results: list[db.Result] = []
         runs: dict[str, list[db.Result]] = {}
         for tool in tools:
@@ -111,7 +110,26 @@ def run(args, work: Path, model: Path, expected: dict[str, tuple[int, str]]) -> 
     order = {tool: i for i, tool in enumerate(tools)}
     results.sort(key=lambda r: order.get(r.tool, len(order)))
     return {"results": results, "resume": resume, "upload_wall": upload_wall, "store_bytes": store_bytes,
-            "xet_files": len(upload.xet_hashes), "total": bench.total, "files": len(expected)}
+            "xet_files": xet_files, "total": bench.total, "files": len(expected), "store": str(store_dir)}
+
+
+def upload_or_reuse(hub: harness.Hub, model: Path, bench: XetBench, store_dir: Path) -> tuple[float | None, int]:
+    """Upload the model through the JS writer (timed), or serve the store's earlier upload of it.
+    Returns (upload seconds or None when reused, Xet files). Raises SystemExit when neither can be done."""
+    if (store_dir / "commits.jsonl").exists() and hub.api(f"/api/models/{db.REPO}/revision/main").status == 200:
+        bench.commit = hub.commit(db.REPO)
+        listing = hub.api(f"/api/models/{db.REPO}/tree/{bench.commit}?recursive=true").json()
+        print(f"[xet] reusing the store's {db.REPO}@{bench.commit[:12]} (no upload)", file=sys.stderr, flush=True)
+        return None, sum(1 for e in listing if e.get("xetHash"))
+    if not shutil.which("node") or not (INTEROP_DIR / "node_modules" / "@huggingface" / "hub").is_dir():
+        raise SystemExit(f"xet_bench: no JS Xet writer here (node, tests/interop/node_modules) and no earlier "
+                         f"upload of {db.REPO} in {store_dir}: nothing to serve")
+    print(f"[xet] uploading {bench.total / db.GIB:.2f} GiB through the JS Xet writer ...", file=sys.stderr,
+          flush=True)
+    started = time.monotonic()
+    upload = hub.xet_upload(model, db.REPO, timeout=max(600.0, bench.total / 2e6))
+    bench.commit = upload.commit
+    return time.monotonic() - started, len(upload.xet_hashes)
 
 
 def mb(value: float) -> str:
@@ -122,9 +140,10 @@ def report(data: dict) -> str:
     total, results, resume = data["total"], data["results"], data["resume"]
     lines = [f"\nscenario xet (Hub emulator + nginx serving the bridge's bodies and the xorbs): {data['files']} files, "
              f"{total / db.GB:.2f} GB ({total / db.GIB:.2f} GiB), {data['xet_files']} of them Xet",
-             f"upload through the JS Xet writer (@huggingface/hub uploadFiles): {data['upload_wall']:.1f}s "
-             f"({total / data['upload_wall'] / 1e6:.0f} MB/s), {data['store_bytes']:,} xorb bytes stored "
-             f"({data['store_bytes'] / total:.3f} x the file bytes)", ""]
+             (f"upload through the JS Xet writer (@huggingface/hub uploadFiles): {data['upload_wall']:.1f}s "
+              f"({total / data['upload_wall'] / 1e6:.0f} MB/s)" if data["upload_wall"] else
+              f"no upload: the store {data['store']} was written earlier by the JS Xet writer")
+             + f", {data['store_bytes']:,} xorb bytes stored ({data['store_bytes'] / total:.3f} x the file bytes)", ""]
     width = max([12] + [len(r.tool) for r in results])
     header = (f"{'tool':<{width}} {'wall s':>7} {'+sync s':>8} {'MB/s':>6} {'CPU s':>6} {'anon MiB':>8} "
               f"{'xorb MB':>8} {'xorb req':>8} {'bridge MB':>9} {'wire/size':>9} {'spread':>11}  check")
