@@ -22,6 +22,7 @@ The model must then be the same one (same --size, --shards and seed: make_model 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -107,10 +108,21 @@ def run(args, work: Path, model: Path, expected: dict[str, tuple[int, str]]) -> 
             resume = bench.resume(hub)
             if "error" not in resume:
                 resume["xorb_bytes"], resume["bridge_bytes"], resume["xorb_requests"] = wire_bytes(hub)
+    if args.xet_store:
+        slim_store(store_dir)
     order = {tool: i for i, tool in enumerate(tools)}
     results.sort(key=lambda r: order.get(r.tool, len(order)))
     return {"results": results, "resume": resume, "upload_wall": upload_wall, "store_bytes": store_bytes,
             "xet_files": xet_files, "total": bench.total, "files": len(expected), "store": str(store_dir)}
+
+
+def slim_store(store_dir: Path) -> None:
+    """Drop the store's copies of Xet files (an emulator started on it rebuilds them from the xorbs): a store
+    kept for the GPU server then costs the model's size once, not twice, of the device's 64 MiB carry."""
+    for line in (store_dir / "commits.jsonl").read_text(encoding="utf-8").splitlines():
+        for meta in json.loads(line)["files"].values():
+            if meta["xet_hash"]:
+                (store_dir / "files" / meta["sha256"]).unlink(missing_ok=True)
 
 
 def upload_or_reuse(hub: harness.Hub, model: Path, bench: XetBench, store_dir: Path) -> tuple[float | None, int]:
