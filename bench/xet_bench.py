@@ -36,6 +36,7 @@ XET_TOOLS = ("hfget", "hfget-bridge", "js-xetblob", "hf")
 INTEROP_DIR = db.ROOT / "tests" / "interop"
 RSS_TARGET_KIB = 64 * 1024
 RESUME_TARGET = 1.02
+MODEL_RECORD = "bench-model.json"   # in a kept store: the --size and --shards of the model it holds
 
 
 class XetBench(db.Bench):
@@ -128,7 +129,12 @@ def slim_store(store_dir: Path) -> None:
 def upload_or_reuse(hub: harness.Hub, model: Path, bench: XetBench, store_dir: Path) -> tuple[float | None, int]:
     """Upload the model through the JS writer (timed), or serve the store's earlier upload of it.
     Returns (upload seconds or None when reused, Xet files). Raises SystemExit when neither can be done."""
+    made_of = {"size": bench.args.size, "shards": bench.args.shards}
     if (store_dir / "commits.jsonl").exists() and hub.api(f"/api/models/{db.REPO}/revision/main").status == 200:
+        recorded = json.loads((store_dir / MODEL_RECORD).read_text()) if (store_dir / MODEL_RECORD).exists() else {}
+        if recorded != made_of:
+            raise SystemExit(f"xet_bench: the store {store_dir} holds a model made with {recorded or 'unknown'}, "
+                             f"not {made_of}: give that --size and --shards, or another --xet-store")
         bench.commit = hub.commit(db.REPO)
         listing = hub.api(f"/api/models/{db.REPO}/tree/{bench.commit}?recursive=true").json()
         print(f"[xet] reusing the store's {db.REPO}@{bench.commit[:12]} (no upload)", file=sys.stderr, flush=True)
@@ -141,6 +147,7 @@ def upload_or_reuse(hub: harness.Hub, model: Path, bench: XetBench, store_dir: P
     started = time.monotonic()
     upload = hub.xet_upload(model, db.REPO, timeout=max(600.0, bench.total / 2e6))
     bench.commit = upload.commit
+    (store_dir / MODEL_RECORD).write_text(json.dumps(made_of) + "\n")
     return time.monotonic() - started, len(upload.xet_hashes)
 
 
