@@ -54,6 +54,12 @@ the median wall time, and the spread column the fastest and slowest. Before each
 --idle-wait seconds) for the machine to be idle, so that others' builds do not land in the numbers; the
 `other` column says how much CPU something else still used during the run.
 
+--xet runs the Xet scenario instead (bench/xet_bench.py, hfget issue 18): the model uploaded once through the
+JS Xet writer (timed), xorbs served by the same nginx as the bridge's bodies, then hfget (Xet), hfget --no-xet
+(bridge), the JS reader's snapshotDownload over Xet and `hf download` (hf_xet; skipped without `hf`) side by
+side, with xorb vs file bytes on the wire, a kill -9 resume over Xet, and the issue's targets (--xet-tools
+picks the rows; the model has no empty file there).
+
 hfget also gets, in the unlimited scenario, a no-op re-run on the complete download (it must send only the
 revision and listing requests), and in the capped scenario a resume: SIGKILL once about half the bytes are on
 disk (in the last capped scenario), then the same command again, reporting the bytes re-fetched against the bytes that were missing.
@@ -887,6 +893,26 @@ def report_extras(results: list[Result], resume: dict | None, total: int) -> str
 
 # ------------------------------------------------------------------------------------------ main
 
+def run_xet(args, work: Path, model: Path, began: float, load_before: float) -> int:
+    """--xet: the Xet scenario (bench/xet_bench.py) on the model just made."""
+    sys.modules.setdefault("download_bench", sys.modules[__name__])   # xet_bench's `import download_bench`: this one
+    import xet_bench   # noqa: PLC0415 (it builds on this module: imported only here)
+    removed = xet_bench.remove_empty_files(model)
+    expected = expected_files(model)
+    build_launcher(work)
+    data = xet_bench.run(args, work, model, expected)
+    print(f"\ndownload benchmark, Xet scenario: {args.hfget}, {os.cpu_count()} CPUs, 1-minute load average at the "
+          f"start {load_before:.2f}, at the end {os.getloadavg()[0]:.2f}"
+          + (f"; left out of the model (empty): {', '.join(removed)}" if removed else ""))
+    print(xet_bench.report(data))
+    print(f"\ntotal benchmark time {time.monotonic() - began:.0f}s")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(xet_bench.json_data(data), indent=2, default=str) + "\n")
+    failed = [r for r in data["results"] if r.wall is not None and not r.ok and r.tool.startswith("hfget")]
+    resume = data["resume"]
+    return 1 if failed or (resume and not resume.get("ok", True)) else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=parse_size, default=parse_size("2GiB"),
@@ -927,6 +953,11 @@ def main() -> int:
     parser.add_argument("--kill-at", type=float, default=0.5, help="fraction of bytes on disk at the kill -9")
     parser.add_argument("--no-extras", action="store_true", help="skip hfget's no-op re-run and resume test")
     parser.add_argument("--json-out", help="also write the results as JSON here")
+    parser.add_argument("--xet", action="store_true", help="run the Xet scenario only (bench/xet_bench.py)")
+    parser.add_argument("--xet-tools", default="", help="with --xet: comma-separated, from "
+                        "hfget,hfget-bridge,js-xetblob,hf (default all)")
+    parser.add_argument("--xet-store", metavar="DIR", help="with --xet: keep the Xet store in DIR; a DIR holding an "
+                        "earlier upload of this model is served again with no upload (no node needed)")
     args = parser.parse_args()
     tools = [t for t in args.tools.split(",") if t]
     try:
@@ -980,6 +1011,8 @@ def main() -> int:
         subprocess.run([sys.executable, str(ROOT / "tests/fixtures/make_model.py"), str(model), "--shards",
                         str(args.shards), "--shard-size", str(args.size // args.shards)], check=True,
                        stdout=subprocess.DEVNULL, timeout=1800)
+        if args.xet:
+            return run_xet(args, work, model, began, load_before)
         expected = expected_files(model)
         build_launcher(work)
         bench = Bench(args, work, expected)

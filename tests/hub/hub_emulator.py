@@ -377,7 +377,8 @@ class HubState:
         self.commit_lock = threading.Lock()   # Xet uploads: one commit at a time
         self.xet: XetStore | None = None
         if args.xet_store:
-            self.xet = XetStore(Path(args.xet_store), args.xet_token_ttl, args.url_ttl)
+            self.xet = XetStore(Path(args.xet_store), args.xet_token_ttl, args.url_ttl,
+                                publish_root=Path(args.xorb_root) if args.xorb_root else None)
         self._load(args)
 
     def swap_for(self, paths: list[str]) -> dict | None:
@@ -483,7 +484,10 @@ class HubState:
             repo = self.repos.setdefault((repo_type, repo_id), Repo(repo_type, repo_id))
             files = {}
             for path, meta in record["files"].items():
-                f = RepoFile.load(path, self.xet.root / "files" / meta["sha256"])
+                content = self.xet.root / "files" / meta["sha256"]
+                if not content.exists() and meta["xet_hash"]:
+                    self.xet.materialize(meta["xet_hash"])   # a store carried without its file copies (bench)
+                f = RepoFile.load(path, content)
                 files[path] = dataclasses.replace(f, lfs=meta["lfs"], xet_hash=meta["xet_hash"])
             self.add_xet_commit(repo, record["branch"], files, record["parent"], replay=True)
 
@@ -1718,6 +1722,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cas-host", default="127.0.0.3", help="Xet CAS listen address (default 127.0.0.3)")
     parser.add_argument("--xorb-host", default="127.0.0.4",
                         help="presigned xorb URL server listen address (default 127.0.0.4)")
+    parser.add_argument("--xorb-url", help="bench only: base URL of an external server (nginx) serving "
+                        "XORB_ROOT/<hash> as /xorbs/default/<hash> with Range; the presigned xorb URLs point "
+                        "there (their signature is not checked) and the built-in xorb server does not start")
+    parser.add_argument("--xorb-root", help="link every xorb of --xet-store at XORB_ROOT/<hash> (hardlink or copy)")
     return parser
 
 
@@ -1725,6 +1733,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if not args.repo and not args.xet_store:
         raise SystemExit("hub_emulator: give at least one --repo (or --xet-store)")
+    if (args.xorb_url or args.xorb_root) and not (args.xorb_url and args.xorb_root and args.xet_store):
+        raise SystemExit("hub_emulator: --xorb-url and --xorb-root go together, with --xet-store")
     if args.page_size < 1:
         raise SystemExit("hub_emulator: --page-size must be at least 1")
     state = HubState(args)
@@ -1742,10 +1752,14 @@ def main(argv: list[str] | None = None) -> int:
     ready_fields = {"hub": "http://%s:%d" % hub.server_address[:2], "cdn": state.cdn_url, "pid": os.getpid()}
     if state.xet:
         cas = QuietServer((args.cas_host, 0), CasHandler, state, "cas")
-        xorbs = QuietServer((args.xorb_host, 0), XorbHandler, state, "xorb")
         state.xet.cas_url = "http://%s:%d" % cas.server_address[:2]
-        state.xet.xorb_url = "http://%s:%d" % xorbs.server_address[:2]
-        servers += [cas, xorbs]
+        servers.append(cas)
+        if args.xorb_url:
+            state.xet.xorb_url = args.xorb_url.rstrip("/")
+        else:
+            xorbs = QuietServer((args.xorb_host, 0), XorbHandler, state, "xorb")
+            state.xet.xorb_url = "http://%s:%d" % xorbs.server_address[:2]
+            servers.append(xorbs)
         ready_fields.update(cas=state.xet.cas_url, xorbs=state.xet.xorb_url)
     for server in servers[1:]:
         threading.Thread(target=server.serve_forever, name=server.listener, daemon=True).start()

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -34,8 +35,14 @@ class XetToken:
 class XetStore:
     """Uploaded xorbs and shards, their index, Xet tokens and signed xorb URLs. Thread-safe."""
 
-    def __init__(self, root: Path, token_ttl: int, url_ttl: int, secret: str | None = None) -> None:
+    def __init__(self, root: Path, token_ttl: int, url_ttl: int, secret: str | None = None,
+                 publish_root: Path | None = None) -> None:
         self.root = root
+        # Bench only (--xorb-root): every xorb is also linked at publish_root/<hash> for a static server
+        # (nginx) that serves /xorbs/default/<hash> with Range and checks no signature.
+        self.publish_root = publish_root
+        if publish_root:
+            publish_root.mkdir(parents=True, exist_ok=True)
         for sub in ("xorbs", "shards", "files"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         self.token_ttl, self.url_ttl = token_ttl, url_ttl
@@ -53,6 +60,7 @@ class XetStore:
         self.xorb_uploads: list[dict] = []   # {"hash", "bytes"} per accepted new xorb
         for path in sorted((root / "xorbs").iterdir()):
             self._index_xorb(path.name, path.read_bytes())
+            self._publish(path)
         for path in sorted((root / "shards").iterdir()):
             self._index_shard(path.read_bytes())
 
@@ -68,9 +76,21 @@ class XetStore:
             temporary = path.with_suffix(".tmp")
             temporary.write_bytes(body)
             os.replace(temporary, path)
+            self._publish(path)
             self._xorb_offsets[xorb_hash] = offsets
             self.xorb_uploads.append({"hash": xorb_hash, "bytes": len(body)})
             return True
+
+    def _publish(self, path: Path) -> None:
+        if self.publish_root is None:
+            return
+        target = self.publish_root / path.name
+        if target.exists():
+            return
+        try:
+            os.link(path, target)
+        except OSError:   # another filesystem, or links not allowed
+            shutil.copyfile(path, target)
 
     def _index_xorb(self, xorb_hash: str, body: bytes) -> None:
         self._xorb_offsets[xorb_hash] = walk_xorb(body)

@@ -179,8 +179,11 @@ class Nginx:
     """nginx serving cdn_root on 127.0.0.2 with signed-URL checks, Range, keep-alive and an access log."""
 
     def __init__(self, workdir: Path, cdn_root: Path, secret: str, limit_rate: str | None = None,
-                 workers: int = 1) -> None:
+                 workers: int = 1, xorb_root: Path | None = None) -> None:
         self.workdir, self.cdn_root, self.secret = workdir, cdn_root, secret
+        # xorb_root: also serve xorb_root/<hash> as /xorbs/default/<hash> (Range, no signature check: the bench's
+        # Xet row, so that xorb bodies come from nginx as the bridge's do; see tests/hub/README.md, "Xet").
+        self.xorb_root = xorb_root
         self.limit_rate, self.workers = limit_rate, workers
         self.access_log = workdir / "access.log"
         self.port = 0
@@ -211,6 +214,10 @@ class Nginx:
             if ($secure_link = "") {{ return 403; }}
             if ($secure_link = "0") {{ return 403; }}
 """ if secure_link else "")
+        xorbs = (f"""        location /xorbs/default/ {{
+            alias {self.xorb_root}/;
+{limit}        }}
+""" if self.xorb_root else "")
         return f"""daemon off;
 master_process on;
 worker_processes {self.workers};
@@ -232,7 +239,7 @@ http {{
         root {self.cdn_root};
         location / {{
 {check}{limit}        }}
-    }}
+{xorbs}    }}
 }}
 """
 
@@ -378,14 +385,14 @@ class XetUpload:
 
 
 def xet_upload(hub: "Hub", model_dir: str | Path, repo_id: str, branch: str | None = None,
-               token: str = XET_WRITER_TOKEN) -> XetUpload:
+               token: str = XET_WRITER_TOKEN, timeout: float = NODE_TIMEOUT) -> XetUpload:
     """See Hub.xet_upload. Raises RuntimeError with the node output if the upload fails."""
     node = shutil.which("node")
     if node is None or not (INTEROP_DIR / "node_modules" / "@huggingface" / "hub").is_dir():
         raise unittest.SkipTest("node or tests/interop/node_modules missing: run scripts/setup")
     argv = [node, str(INTEROP_DIR / "upload_files.mjs"), hub.url, repo_id, str(model_dir)]
     argv += [branch] if branch else []
-    done = subprocess.run(argv, cwd=INTEROP_DIR, capture_output=True, text=True, timeout=NODE_TIMEOUT,
+    done = subprocess.run(argv, cwd=INTEROP_DIR, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "HF_TOKEN": token})
     answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
     if done.returncode != 0 or not answer.get("commit"):
@@ -426,7 +433,8 @@ class Hub:
                  url_ttl: int | None = None, nginx_workers: int = 1, extra_args: list[str] | tuple = (),
                  tls: tuple[str | Path, str | Path] | None = None, xet: bool = False,
                  xet_token_ttl: int | None = None, xet_repos: list[str] | tuple = (),
-                 xet_hide: list[str] | tuple = (), xet_store: str | Path | None = None) -> None:
+                 xet_hide: list[str] | tuple = (), xet_store: str | Path | None = None,
+                 xorbs_on_nginx: bool = False) -> None:
         if cdn not in ("nginx", "emulator"):
             raise ValueError("cdn must be 'nginx' or 'emulator'")
         self.repos, self.cdn = dict(repos), cdn
@@ -439,6 +447,11 @@ class Hub:
         # given the same directory serves the same repos and commits again.
         self.xet, self.xet_token_ttl, self.xet_store = xet or xet_store is not None, xet_token_ttl, xet_store
         self.xet_repos, self.xet_hide = list(xet_repos), list(xet_hide)
+        # xorbs_on_nginx: the presigned xorb URLs point at the CDN's nginx (/xorbs/default/<hash>, Range, no
+        # signature check) instead of the emulator's xorb server: for benchmarks, not for fault tests.
+        if xorbs_on_nginx and (cdn != "nginx" or not self.xet):
+            raise ValueError("xorbs_on_nginx needs cdn='nginx' and xet=True")
+        self.xorbs_on_nginx = xorbs_on_nginx
         self.cas_url = self.xorb_url = ""
         self.limit_rate, self.nginx_workers = limit_rate, nginx_workers
         self.tmp: Path | None = None
@@ -499,9 +512,12 @@ class Hub:
             nginx_dir.mkdir()
             cdn_root = self.tmp / "cdn"
             cdn_root.mkdir()
-            self._nginx = Nginx(nginx_dir, cdn_root, secret, self.limit_rate, self.nginx_workers)
+            xorb_root = self.tmp / "xorbs" if self.xorbs_on_nginx else None
+            self._nginx = Nginx(nginx_dir, cdn_root, secret, self.limit_rate, self.nginx_workers, xorb_root)
             self._nginx.start()
             argv += ["--cdn-url", self._nginx.url, "--cdn-root", str(cdn_root), "--cdn-secret", secret]
+            if xorb_root:
+                argv += ["--xorb-url", self._nginx.url, "--xorb-root", str(xorb_root)]
         if self.xet:
             argv += ["--xet-store", str(self.xet_store or self.tmp / "xet"), "--token", XET_WRITER_TOKEN]
             if self.xet_token_ttl is not None:
@@ -573,6 +589,13 @@ class Hub:
             time.sleep(settle)
         return self._nginx.requests()
 
+    def xorb_requests(self, settle: float = 0.3) -> list[dict]:
+        """Xorb fetches: the emulator's xorb-server records, or with xorbs_on_nginx nginx's /xorbs/ entries
+        (in cdn_requests()'s form, whose list then holds them too)."""
+        if self.xorbs_on_nginx:
+            return [r for r in self.cdn_requests(settle) if r["path"].startswith("/xorbs/")]
+        return [r for r in self.requests() if r["listener"] == "xorb"]
+
     def cdn_access_log_text(self) -> str:
         """The raw nginx access log ('' with the built-in CDN), for grepping for secrets."""
         if self._nginx and self._nginx.access_log.exists():
@@ -617,10 +640,11 @@ class Hub:
         return response.json()["sha"]
 
     def xet_upload(self, model_dir: str | Path, repo_id: str, branch: str | None = None,
-                   token: str = "") -> "XetUpload":
+                   token: str = "", timeout: float = NODE_TIMEOUT) -> "XetUpload":
         """Upload every file of model_dir into repo_id (created if need be) through the real JS Xet writer
-        (tests/interop/upload_files.mjs, @huggingface/hub's uploadFiles); needs Hub(..., xet=True)."""
-        return xet_upload(self, model_dir, repo_id, branch, token or XET_WRITER_TOKEN)
+        (tests/interop/upload_files.mjs, @huggingface/hub's uploadFiles); needs Hub(..., xet=True).
+        timeout: seconds for the whole upload (the bench's large models need more than the default)."""
+        return xet_upload(self, model_dir, repo_id, branch, token or XET_WRITER_TOKEN, timeout)
 
     # -- running hfget --------------------------------------------------------------------------------
 
