@@ -255,22 +255,31 @@ class CmakeInstallTest(TempDirTestCase):
 
 
 class DebPackageTest(TempDirTestCase):
-    def setUp(self):
-        super().setUp()
-        self.build = build_dir_of(self.binary)
-        if not (self.build / "CPackConfig.cmake").exists():
-            self.skipTest(f"{self.build} has no CPackConfig.cmake")
+    """One cpack run (about a minute on two busy cores) for both tests."""
+
+    @classmethod
+    def setUpClass(cls):
+        binary = hfget_binary()
+        cls.build = build_dir_of(binary)
+        if not (cls.build / "CPackConfig.cmake").exists():
+            raise unittest.SkipTest(f"{cls.build} has no CPackConfig.cmake")
         for tool in ("cpack", "dpkg-deb"):
             if shutil.which(tool) is None:
-                self.skipTest(f"needs {tool}")
-        if is_sanitizer_build(self.binary):
-            self.skipTest("a sanitizer build is not packaged")
-        result = run(["cpack", "-G", "DEB", "--config", self.build / "CPackConfig.cmake", "-B", self.tmp],
-                     timeout=280)
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        debs = list(self.tmp.glob("hfget_*.deb"))
-        self.assertEqual(len(debs), 1, result.stdout)
-        self.deb = debs[0]
+                raise unittest.SkipTest(f"needs {tool}")
+        if is_sanitizer_build(binary):
+            raise unittest.SkipTest("a sanitizer build is not packaged")
+        cls.package_dir = Path(tempfile.mkdtemp(prefix="hfget-deb-"))
+        result = run(["cpack", "-G", "DEB", "--config", cls.build / "CPackConfig.cmake", "-B", cls.package_dir],
+                     timeout=400)
+        debs = list(cls.package_dir.glob("hfget_*.deb"))
+        if result.returncode != 0 or len(debs) != 1:
+            shutil.rmtree(cls.package_dir, ignore_errors=True)
+            raise AssertionError("cpack failed: " + result.stdout + result.stderr)
+        cls.deb = debs[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.package_dir, ignore_errors=True)
 
     def test_the_deb_holds_every_file_and_names_the_libraries_of_debian_and_ubuntu(self):
         info = run(["dpkg-deb", "-I", self.deb]).stdout
