@@ -45,7 +45,7 @@ const CLI::App* named_subcommand(const CLI::App& app, const std::string& name) {
 std::vector<std::string> subcommand_names(const CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
-    if (!command->get_group().empty()) names.push_back(command->get_name());
+    if (!command->get_name().empty() && !command->get_group().empty()) names.push_back(command->get_name());
   }
   return names;
 }
@@ -56,6 +56,11 @@ std::vector<std::string> flag_names(const CLI::App& app) {
     if (option->get_positional() || option->get_group().empty()) continue;
     for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
     for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+  }
+  // An option group is an unnamed subcommand whose flags the command line takes as the command's own.
+  for (const CLI::App* group : app.get_subcommands([](const CLI::App* sub) { return sub->get_name().empty(); })) {
+    const std::vector<std::string> grouped = flag_names(*group);
+    names.insert(names.end(), grouped.begin(), grouped.end());
   }
   return names;
 }

@@ -9,8 +9,17 @@
 namespace hfget::cli {
 namespace {
 
+// A named subcommand --help lists; an option group (CLI11 makes it an unnamed subcommand) is not one.
 bool visible(const CLI::App* command) {
-  return !command->get_group().empty();
+  return !command->get_name().empty() && !command->get_group().empty();
+}
+
+std::vector<const CLI::App*> option_groups(const CLI::App& app) {
+  std::vector<const CLI::App*> out;
+  for (const CLI::App* group : app.get_subcommands([](const CLI::App* sub) { return sub->get_name().empty(); })) {
+    out.push_back(group);
+  }
+  return out;
 }
 
 std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
@@ -54,6 +63,10 @@ void describe_options(const CLI::App& command, std::string& out) {
     const std::string term =
         option->get_positional() ? "\\fI" + roff_escape(option->get_name(true)) + "\\fR" : option_term(*option);
     out += ".TP\n" + term + "\n" + option_body(*option) + "\n";
+  }
+  for (const CLI::App* group : option_groups(command)) {  // as --help shows them: under the group's title
+    out += ".PP\n\\fI" + roff_escape(group->get_group()) + "\\fR\n";
+    describe_options(*group, out);
   }
 }
 

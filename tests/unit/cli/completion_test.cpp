@@ -34,6 +34,8 @@ TEST(CompletionWords, CommandsAndFlagsComeFromTheCommandTree) {
   const Words download_flags = completion_words(app, {"flags", "download"});
   EXPECT_NE(std::find(download_flags.begin(), download_flags.end(), "--include"), download_flags.end());
   EXPECT_NE(std::find(download_flags.begin(), download_flags.end(), "-h"), download_flags.end());
+  EXPECT_NE(std::find(download_flags.begin(), download_flags.end(), "--resume-download"), download_flags.end())
+      << "the flags of an option group are the command's";
   EXPECT_EQ(completion_words(app, {"flags", "nosuch"}), Words{});
   EXPECT_EQ(completion_words(app, {"what"}), Words{});
   EXPECT_EQ(completion_words(app, {}), Words{});

@@ -30,6 +30,9 @@ TEST(ManPage, CarriesEveryVisibleCommandAndItsOptionsButNoHiddenOne) {
   EXPECT_NE(page.find(".SS \"hfget cache ls\""), std::string::npos);
   EXPECT_NE(page.find("\\fB\\-\\-include\\fR"), std::string::npos);
   EXPECT_EQ(page.find("__secret"), std::string::npos);
+  // download's option group ("Accepted for `hf download` scripts") is part of download, not a command of its own.
+  EXPECT_EQ(page.find(".SS \"hfget download \""), std::string::npos);
+  EXPECT_NE(page.find("\\fB\\-\\-resume\\-download\\fR"), std::string::npos);
 }
 
 }  // namespace
