@@ -4,6 +4,11 @@
 # (`--prefix ~/.local` needs no root). `cmake --install BUILD --strip` strips the binary; docs/install.md.
 include(GNUInstallDirs)
 
+# cpack (and make install) would first build every target, tests included: in the middle of a ctest run
+# (test_install packs the build directory) that relinks the unit-test binary under the other tests' feet. Install
+# what is built; scripts/package builds before it packs.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
 # hfget(1) is made by the binary itself from its command tree (src/cli/man_page.cpp), so it cannot drift from
 # --help. The sanitizer builds make it too: it is one short run.
 set(HFGET_MAN_PAGE ${PROJECT_BINARY_DIR}/hfget.1)
