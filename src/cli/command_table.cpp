@@ -5,6 +5,8 @@
 
 #include "cli/cache_commands.hpp"
 #include "cli/download_command.hpp"
+#include "cli/env_command.hpp"
+#include "cli/internal_commands.hpp"
 #include "cli/ls_command.hpp"
 #include "cli/status_command.hpp"
 #include "cli/verify_command.hpp"
@@ -26,6 +28,14 @@ constexpr Subcommand kHfgetCommands[] = {
     {"ls", "List a repo's files at one commit, without downloading", run_only<add_ls_command>},
     {"cache", "Inspect or clean the HF cache", run_only<add_cache_command>},
     {"rm", "Remove a --local-dir download hfget made (its files and metadata)", run_only<add_rm_command>},
+    {"env", "Print what a bug report needs: version, endpoint, cache paths, proxies, token source",
+     run_only<add_env_command>},
+};
+
+// Run by the build and the shell completion, not by users: main adds them hidden from --help.
+constexpr Subcommand kInternalCommands[] = {
+    {"__man", "Print the man page hfget(1), made from the --help of every command", run_only<add_man_command>},
+    {"__complete", "Print the words shell completion offers", run_only<add_complete_command>},
 };
 
 }  // namespace
@@ -54,6 +64,10 @@ std::vector<std::string> command_names(std::span<const Subcommand> table) {
 
 std::span<const Subcommand> hfget_commands() {
   return kHfgetCommands;
+}
+
+std::span<const Subcommand> internal_commands() {
+  return kInternalCommands;
 }
 
 }  // namespace hfget::cli

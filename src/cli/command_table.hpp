@@ -52,7 +52,10 @@ const AddedCommand* parsed_command(const std::vector<AddedCommand>& added);
 /// The rows' names, for "did you mean".
 std::vector<std::string> command_names(std::span<const Subcommand> table);
 
-/// hfget's own commands: download, verify, status, wait, ls, cache, rm.
+/// hfget's own commands: download, verify, status, wait, ls, cache, rm, env.
 std::span<const Subcommand> hfget_commands();
+
+/// The hidden commands the build and the shell completion run: __man, __complete.
+std::span<const Subcommand> internal_commands();
 
 }  // namespace hfget::cli

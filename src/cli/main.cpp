@@ -26,6 +26,7 @@
 #include "cli/exit_code.hpp"
 #include "cli/printable_log_formatter.hpp"
 #include "cli/signals.hpp"
+#include "cli/version.hpp"
 #include "hfget/error.hpp"
 #include "hfget/library.hpp"
 
@@ -46,6 +47,8 @@ std::optional<std::string> unknown_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return std::nullopt;
   const std::vector<std::string> names = hfget::cli::command_names(hfget::cli::hfget_commands());
   if (std::find(names.begin(), names.end(), argv[1]) != names.end()) return std::nullopt;
+  const std::vector<std::string> internal = hfget::cli::command_names(hfget::cli::internal_commands());
+  if (std::find(internal.begin(), internal.end(), argv[1]) != internal.end()) return std::nullopt;
   return std::string(argv[1]);
 }
 
@@ -106,7 +109,9 @@ int with_stdout_flushed(int code) {
 }
 
 void describe_app(CLI::App& app) {
-  app.set_version_flag("-V,--version", hfget::version_string());
+  app.set_version_flag(
+      "-V,--version", [] { return hfget::cli::version_text(hfget::cli::version_info()); },
+      "Print the version, the commit it was built from, and the libcurl and OpenSSL in use");
   app.require_subcommand(1);
   // CLI11's own errors get the prefix every hfget error line has, so a log grep for "hfget: error:" finds all.
   app.failure_message([](const CLI::App*, const CLI::Error& error) {
@@ -148,7 +153,11 @@ int run_command(const hfget::cli::Command& command) {
 int run(int argc, char** argv) {
   CLI::App app{"hfget: fetch a model repository from the Hugging Face Hub and prove it arrived whole"};
   describe_app(app);
-  const std::vector<hfget::cli::AddedCommand> commands = hfget::cli::add_subcommands(app, hfget::cli::hfget_commands());
+  std::vector<hfget::cli::AddedCommand> commands = hfget::cli::add_subcommands(app, hfget::cli::hfget_commands());
+  for (hfget::cli::AddedCommand& internal : hfget::cli::add_subcommands(app, hfget::cli::internal_commands())) {
+    internal.app->group("");  // hidden from --help, "did you mean" and the man page
+    commands.push_back(std::move(internal));
+  }
   if (argc == 1) {  // nothing to do: say what can be done, as `hf` and `git` do
     std::fputs(app.help().c_str(), stdout);
     return hfget::cli::kExitSuccess;

@@ -11,7 +11,7 @@ namespace {
 
 TEST(CommandTable, ListsHfgetsCommandsInHelpOrder) {
   EXPECT_EQ(command_names(hfget_commands()),
-            (std::vector<std::string>{"download", "verify", "status", "wait", "ls", "cache", "rm"}));
+            (std::vector<std::string>{"download", "verify", "status", "wait", "ls", "cache", "rm", "env"}));
 }
 
 TEST(CommandTable, EveryRowBecomesASubcommandWithItsNameAndDescription) {
