@@ -16,13 +16,86 @@ from dataclasses import dataclass
 
 def _lz4_frame():
     """python3-lz4, imported on first use (only decoding needs it); a pyenv/venv interpreter without Debian's
-    package borrows the system's copy."""
+    package borrows the system's copy; where neither exists (the GPU server's Python 3.12, for bench/device/run),
+    the pure-Python frame decoder below, slow (a few MB/s) but enough to rebuild a small carried store."""
     try:
         import lz4.frame
+        return lz4.frame
     except ImportError:
-        sys.path.append("/usr/lib/python3/dist-packages")
+        pass
+    sys.path.append("/usr/lib/python3/dist-packages")
+    try:
         import lz4.frame
-    return lz4.frame
+        return lz4.frame
+    except ImportError:
+        sys.path.remove("/usr/lib/python3/dist-packages")
+        return _PurePythonLz4Frame
+
+
+class _PurePythonLz4Frame:
+    """LZ4 frame decoding (the LZ4 frame and block format specifications), no checksums verified."""
+
+    @staticmethod
+    def decompress(frame: bytes) -> bytes:
+        if len(frame) < 7 or frame[:4] != b"\x04\x22\x4d\x18":
+            raise ValueError("not an LZ4 frame")
+        flags = frame[4]
+        at = 6 + (8 if flags & 0x08 else 0) + (4 if flags & 0x01 else 0) + 1   # FLG BD [size] [dict] HC
+        out = bytearray()
+        while True:
+            if at + 4 > len(frame):
+                raise ValueError("truncated LZ4 frame")
+            size = int.from_bytes(frame[at:at + 4], "little")
+            at += 4
+            if size == 0:
+                return bytes(out)
+            stored, size = size & 0x80000000, size & 0x7FFFFFFF
+            block = frame[at:at + size]
+            if len(block) != size:
+                raise ValueError("truncated LZ4 block")
+            at += size + (4 if flags & 0x10 else 0)
+            if stored:
+                out += block
+            else:
+                _lz4_block_into(block, out)
+
+def _lz4_block_into(src: bytes, out: bytearray) -> None:
+    i, n = 0, len(src)
+    while i < n:
+        token = src[i]
+        i += 1
+        literals = token >> 4
+        if literals == 15:
+            while True:
+                extra = src[i]
+                i += 1
+                literals += extra
+                if extra != 255:
+                    break
+        out += src[i:i + literals]
+        i += literals
+        if i >= n:
+            return
+        offset = src[i] | (src[i + 1] << 8)
+        i += 2
+        length = token & 15
+        if length == 15:
+            while True:
+                extra = src[i]
+                i += 1
+                length += extra
+                if extra != 255:
+                    break
+        length += 4
+        start = len(out) - offset
+        if offset == 0 or start < 0:
+            raise ValueError("LZ4 match before the start of the output")
+        if offset >= length:
+            out += out[start:start + length]
+        else:   # overlapping: the last `offset` bytes repeated
+            pattern = bytes(out[start:])
+            out += (pattern * (length // offset + 1))[:length]
+
 
 HASH_BYTES = 32
 SHARD_MAGIC = b"HFRepoMetaData\x00" + bytes([85, 105, 103, 69, 106, 123, 129, 87, 131, 165, 189, 217, 92, 205,
