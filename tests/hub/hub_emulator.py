@@ -1347,8 +1347,11 @@ class HubHandler(BaseHandler):
             scope = "write"
         value, token = self.state.xet.mint_token(scope, f"{repo_type}:{repo_id}")
         self._record["xet_token"] = token.name
+        # Both forms, as the Hub sends them: huggingface.js reads the body, huggingface_hub (hf_xet) the headers.
+        headers = {"X-Xet-Access-Token": value, "X-Xet-Token-Expiration": str(token.expires),
+                   "X-Xet-Cas-Url": self.state.xet.cas_url}
         self._send_json(200, {"accessToken": value, "exp": token.expires, "casUrl": self.state.xet.cas_url},
-                        head=head)
+                        headers, head=head)
 
     def _json_body(self, body: bytes) -> dict:
         try:
