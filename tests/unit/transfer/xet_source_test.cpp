@@ -315,7 +315,8 @@ TEST_F(XetSourceTest, AXetFileArrivesByteIdenticalOverSeveralConnectionsAndTheTo
       << "nothing went over the bridge";
   std::size_t v2 = 0;
   for (const RecordedRequest& request : cas.requests()) v2 += request.url.find("/v2/") != std::string::npos;
-  EXPECT_EQ(v2, 1U) << "V2 is asked once; after its 404, V1 only";
+  EXPECT_GE(v2, 1U);
+  EXPECT_LE(v2, 3U) << "V2 at most once per connection (those asking before the first 404 came back), then V1 only";
   ASSERT_FALSE(progress.paths.empty());
   EXPECT_EQ(progress.paths.front().rfind("xet: ", 0), 0U) << progress.paths.front();
 }
