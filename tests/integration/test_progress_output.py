@@ -44,7 +44,7 @@ STATUS = re.compile(r"^(\d+/\d+ shards  )?\d+/\d+ files  \S+ \S+ / \S+ \S+ \(\d+
 COUNTERS = ("files_done", "files_total", "shards_done", "shards_total", "bytes_done", "bytes_total",
             "bytes_this_run", "rate_bytes_per_second", "eta_seconds")
 EVENTS = {"start", "file_started", "file_done", "progress", "retry", "error", "waiting", "done", "log",
-          "connections"}
+          "connections", "file_path"}
 # A zone far from UTC: a timestamp written in local time would be 5.5 hours off.
 NON_UTC_TZ = "XST-5:30"
 
