@@ -314,18 +314,22 @@ class FaultBook:
 class RequestLog:
     """Every request as one JSON record, in memory and optionally appended to a file. Thread-safe.
 
-    The Authorization value is never recorded, only whether the header was present.
+    The Authorization value is never recorded, only whether the header was present. A request is logged when
+    it ends, so one that began before a reset (a killed client's, ended when the emulator next writes to it) is
+    left out: after a reset the log holds only requests that began after it (the file keeps every one).
     """
 
     def __init__(self, path: str | None) -> None:
         self._lock = threading.Lock()
         self._records: list[dict] = []
+        self._since = 0.0
         self._file = open(path, "a", encoding="utf-8", buffering=1) if path else None
 
     def add(self, record: dict) -> None:
         line = json.dumps(record, ensure_ascii=False)
         with self._lock:
-            self._records.append(record)
+            if record.get("time", self._since) >= self._since:
+                self._records.append(record)
             if self._file:
                 self._file.write(line + "\n")
 
@@ -336,6 +340,7 @@ class RequestLog:
     def reset(self) -> None:
         with self._lock:
             self._records.clear()
+            self._since = time.time()
 
 
 # ------------------------------------------------------------------------------------------ signing
@@ -366,6 +371,7 @@ class HubState:
         self.faults = FaultBook()
         self.log = RequestLog(args.request_log)
         self.request_counts = {"hub": 0, "cdn": 0}
+        self.open_connections = 0   # accepted and not yet closed, on both listeners
         self._counter_lock = threading.Lock()
         self._nonce = itertools.count(1)
         self.used_cdn_urls: set[str] = set()   # for "expire" faults: signed URLs already fetched once
@@ -380,6 +386,14 @@ class HubState:
             self.xet = XetStore(Path(args.xet_store), args.xet_token_ttl, args.url_ttl,
                                 publish_root=Path(args.xorb_root) if args.xorb_root else None)
         self._load(args)
+
+    def connection_opened(self) -> None:
+        with self._counter_lock:
+            self.open_connections += 1
+
+    def connection_closed(self) -> None:
+        with self._counter_lock:
+            self.open_connections -= 1
 
     def swap_for(self, paths: list[str]) -> dict | None:
         """The content swap (POST /_emulator/content-swap) that covers one of `paths`, if any."""
@@ -635,6 +649,21 @@ class QuietServer(http.server.ThreadingHTTPServer):
         self.state = state
         self.listener = listener
 
+    def process_request(self, request, client_address):
+        # Counted here, in the accepting thread, so no accepted connection is ever missing from the count.
+        self.state.connection_opened()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.state.connection_closed()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.state.connection_closed()
+
     def handle_error(self, request, client_address):
         # Clients that hang up mid-body (killed downloads, dropped faults) are normal here.
         error = sys.exc_info()[1]
@@ -694,6 +723,7 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
         finally:
             if not internal:
+                self._record["seconds"] = time.time() - self._record["time"]
                 self.state.log.add(self._record)
 
     def _token_label(self) -> str | None:
@@ -1463,7 +1493,9 @@ class HubHandler(BaseHandler):
         if route == ("GET", "/_emulator/stats"):
             return self._send_json(200, {"faults_injected": dict(state.faults.injected),
                                          "requests": dict(state.request_counts),
-                                         "swapped_bytes": state.swapped_bytes})
+                                         "swapped_bytes": state.swapped_bytes,
+                                         # less the connection this answer goes out on
+                                         "open_connections": state.open_connections - 1})
         if route == ("POST", "/_emulator/content-swap"):
             try:
                 raw = json.loads(self._drain_request_body() or b"[]")

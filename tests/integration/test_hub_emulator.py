@@ -7,13 +7,15 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import socket
 import struct
+import threading
 import time
 import unittest
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-from harness import CDN_HOST, FIXTURES, KIB, Hub, http_request, source_files
+from harness import CDN_HOST, FIXTURES, KIB, Hub, http_request, source_files, wait_until
 from support import HfgetTestCase
 
 REPO = "emu-org/emu-model"
@@ -252,6 +254,38 @@ class EmulatorFaultTest(HfgetTestCase):
         with self.assertRaises(http.client.IncompleteRead):
             fetch_via_redirect(self.hub, self.shard)
         self.assertGreaterEqual(time.monotonic() - started, 0.45)
+
+    def test_a_request_that_began_before_a_reset_is_not_in_the_log_after_it(self):
+        # As a killed client's request is: it ends, and is logged, only after the test has reset the log.
+        self.hub.set_faults([{"path": self.shard, "kind": "stall", "after_bytes": 10, "seconds": 1.0}])
+        stalled = threading.Thread(target=lambda: self.assertRaises(http.client.IncompleteRead, fetch_via_redirect,
+                                                                    self.hub, self.shard))
+        stalled.start()
+        try:
+            deadline = time.monotonic() + 10
+            while self.hub.stats()["faults_injected"].get("stall", 0) == 0 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.hub.reset_logs()
+        finally:
+            stalled.join(timeout=10)
+        self.assertEqual(fetch_via_redirect(self.hub, "config.json").status, 200)
+        # A request is logged after its answer went out: the client can read it before the record is there.
+        paths = wait_until(lambda: [r["path"] for r in self.hub.requests()], timeout=10,
+                           what="the request after the reset in the log")
+        self.assertTrue(all(path.endswith("/config.json") for path in paths), paths)
+
+    def test_stats_count_open_connections_until_the_client_side_closes(self):
+        # A request already sent on a kept-alive connection is answered after the client is gone.
+        host, port = urlsplit(self.hub.url).hostname, urlsplit(self.hub.url).port
+        client = socket.create_connection((host, port), timeout=10)
+        try:
+            wait_until(lambda: self.hub.stats()["open_connections"] == 1, timeout=10, what="the connection counted")
+            client.sendall(f"GET /{REPO}/resolve/main/config.json HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        finally:
+            client.close()
+        wait_until(lambda: self.hub.stats()["open_connections"] == 0, timeout=10, what="the connection closed")
+        wait_until(lambda: any(r["path"].endswith("/config.json") for r in self.hub.requests()), timeout=10,
+                   what="the request of the closed connection answered and logged")
 
     def test_expire_makes_a_signed_url_single_use(self):
         self.hub.set_faults([{"path": self.shard, "kind": "expire"}])
