@@ -188,6 +188,18 @@ def group_cpu_seconds(groups: set[int]) -> float:
     return total / CLOCK_TICKS
 
 
+def write_trace(trace_dir: Path, name: str, hub: harness.Hub, measured: Measured) -> None:
+    """HFGET_BENCH_TRACE=DIR: one run's timeline, to see where its wall time went. NAME.emulator.json: every
+    request the emulator answered (start, seconds); NAME.nginx.log: nginx's end time ($msec), duration,
+    connection, status, bytes, URI and Range per request; NAME.run.json: when the tool started and ended."""
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    (trace_dir / f"{name}.emulator.json").write_text(json.dumps(hub.requests()))
+    if hub._nginx is not None:
+        (trace_dir / f"{name}.nginx.log").write_text(hub._nginx.timing_log_text())
+    (trace_dir / f"{name}.run.json").write_text(json.dumps({"started": measured.started_at, "wall": measured.wall,
+                                                            "cpu": measured.cpu, "servers_cpu": measured.servers_cpu}))
+
+
 def server_groups(hub: harness.Hub) -> set[int]:
     """The process groups of the Hub's emulator and nginx (each was started in its own session)."""
     groups = set()
@@ -262,6 +274,7 @@ class Measured:
     stderr: str
     peak_anon_kib: int = 0   # sampled RssAnon / RssFile of the largest process (MemorySampler)
     peak_file_kib: int = 0
+    started_at: float = 0.0   # time.time() at the spawn: the clock the servers' logs use
 
     @property
     def cpu(self) -> float:
@@ -278,7 +291,7 @@ def run_measured(argv: list[str], *, env: dict[str, str], timeout: float, log_di
     os.sync()   # the previous run's dirty pages are not this run's writeback
     busy_before, servers_before = busy_cpu_seconds(), group_cpu_seconds(servers)
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        started = time.monotonic()
+        started, started_at = time.monotonic(), time.time()
         process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                    start_new_session=True)
     timed_out = threading.Event()
@@ -318,7 +331,7 @@ def run_measured(argv: list[str], *, env: dict[str, str], timeout: float, log_di
         user, system, maxrss = float(user_text), float(system_text), int(maxrss_text)
     other = max(0.0, busy - (usage.ru_utime + usage.ru_stime) - servers_cpu)
     return Measured(process.returncode, wall, synced, user, system, maxrss, servers_cpu, other, stdout, stderr,
-                    sampler.peak_anon_kib, sampler.peak_file_kib)
+                    sampler.peak_anon_kib, sampler.peak_file_kib, started_at)
 
 
 def bytes_on_disk(root: Path) -> int:
@@ -534,6 +547,8 @@ class Bench:
                 result.connections = int(counts[-1]["count"]) if counts else self.fixed_connections(tool)
                 result.extra["connection_changes"] = len(counts)
             hub_log, cdn_log = hub.hub_requests(), hub.cdn_requests()
+            if trace_dir := os.environ.get("HFGET_BENCH_TRACE"):
+                write_trace(Path(trace_dir), name, hub, measured)
             result.hub_requests, result.cdn_requests = len(hub_log), len(cdn_log)
             result.bytes_sent = sent_bytes(hub_log, cdn_log)
             if measured.code != 0:

@@ -47,6 +47,9 @@ struct DownloadOptions {
   /// (--no-xet, HF_HUB_DISABLE_XET): every file over the LFS bridge. Without a read token, or where the CAS
   /// cannot serve a file, that file goes over the bridge anyway.
   bool xet = true;
+  /// Over Xet, copy the chunks that files already in the target hold (an earlier revision hfget fetched)
+  /// instead of fetching them; false (--no-chunk-reuse): fetch every chunk.
+  bool reuse_chunks = true;
   /// Fetch every selected file again, even those complete on disk (`hf download --force-download`).
   bool force_download = false;
   /// Hash every selected file found complete on disk first, and fetch again exactly those that fail
@@ -80,6 +83,8 @@ struct PlannedFile {
   RemoteFile file;
   bool complete = false;  // already on disk and intact: no request
   bool replace = false;   // on disk, but fetched again and renamed over it (--force-download, or failed --verify)
+  // --dry-run: of the bytes to fetch over Xet, those files already in the target hold (chunk reuse)
+  std::uint64_t bytes_to_copy = 0;
 };
 
 struct DownloadReport {
@@ -90,6 +95,9 @@ struct DownloadReport {
   std::uint64_t bytes_received = 0;      // over the network in this run
   std::uint64_t bytes_over_xet = 0;      // of those, file bytes decoded from Xet xorb ranges (the rest: the bridge)
   std::uint64_t xorb_bytes_fetched = 0;  // what those came as on the wire (compressed chunks)
+  // File bytes copied from files already in the target instead of fetched (Xet chunks an earlier revision
+  // holds); not in bytes_received.
+  std::uint64_t bytes_copied_locally = 0;
   std::size_t files_fetched = 0;
   std::size_t files_already_complete = 0;
   std::size_t files_hashed_on_disk = 0;     // of those, hashed in this run (--verify); the others were trusted

@@ -72,6 +72,7 @@ struct DownloadFlags {
   bool force_download = false;
   bool verify_present = false;
   bool no_xet = false;
+  bool no_chunk_reuse = false;
 };
 
 // --max-speed, else HFGET_MAX_SPEED (the flag wins, also with 0), in bytes/s with curl's --limit-rate
@@ -115,6 +116,7 @@ DownloadOptions to_options(const DownloadFlags& flags, const HubEnvironment& env
   options.offline = env.offline;
   options.symlinks_disabled = env.symlinks_disabled;
   options.xet = !flags.no_xet && !env.xet_disabled;
+  options.reuse_chunks = !flags.no_chunk_reuse;
   options.hub.max_attempts = max_attempts_for_retries(flags.retries);
   options.hub.stall_timeout = std::chrono::seconds(flags.stall_timeout_seconds);
   const std::optional<std::uint64_t> speed_limit = util::parse_byte_size(flags.speed_limit);
@@ -205,22 +207,37 @@ std::vector<std::unique_ptr<ProgressView>> make_views(const DownloadFlags& flags
 
 void print_plan(const DownloadReport& report) {
   std::size_t to_fetch = 0;
-  for (const PlannedFile& planned : report.files) to_fetch += planned.complete ? 0 : 1;
+  std::uint64_t to_copy = 0;
+  for (const PlannedFile& planned : report.files) {
+    to_fetch += planned.complete ? 0 : 1;
+    to_copy += planned.bytes_to_copy;
+  }
   fmt::print("[dry-run] commit {}: {} file(s) selected ({}); {} to download ({}), {} already complete\n", report.commit,
              report.files.size(), util::format_bytes_both(report.bytes_selected), to_fetch,
              util::format_bytes_both(report.bytes_to_fetch), report.files.size() - to_fetch);
+  if (to_copy > 0) {
+    fmt::print(
+        "[dry-run] of those, {} would be copied from files already here (Xet chunks an earlier revision "
+        "holds) and {} fetched\n",
+        util::format_bytes_both(to_copy),
+        util::format_bytes_both(report.bytes_to_fetch - std::min(report.bytes_to_fetch, to_copy)));
+  }
   if (report.free_bytes) {
     fmt::print("[dry-run] free space at the target: {}{}\n", util::format_bytes_both(*report.free_bytes),
                report.bytes_to_fetch > *report.free_bytes ? " — NOT ENOUGH" : "");
   }
-  fmt::print("{:<60} {:>16} {:>12}  {:<8}  {}\n", "FILE", "BYTES", "SIZE", "ACTION", "XET HASH");
+  // The COPIED column only when something would be: the table is otherwise as it always was.
+  const std::string copied_header = to_copy > 0 ? fmt::format(" {:>12}", "COPIED") : "";
+  fmt::print("{:<60} {:>16} {:>12}  {:<8}{}  {}\n", "FILE", "BYTES", "SIZE", "ACTION", copied_header, "XET HASH");
   for (const PlannedFile& planned : report.files) {
-    fmt::print("{:<60} {:>16} {:>12}  {:<8}  {}\n", planned.file.path, planned.file.size,
+    const std::string copied =
+        to_copy > 0 ? fmt::format(" {:>12}", util::format_binary_bytes(planned.bytes_to_copy)) : "";
+    fmt::print("{:<60} {:>16} {:>12}  {:<8}{}  {}\n", planned.file.path, planned.file.size,
                util::format_binary_bytes(planned.file.size),
                planned.complete  ? "present"
                : planned.replace ? "replace"
                                  : "download",
-               planned.file.xet_hash ? "xet:" + *planned.file.xet_hash : "");
+               copied, planned.file.xet_hash ? "xet:" + *planned.file.xet_hash : "");
   }
 }
 
@@ -261,10 +278,14 @@ void print_summary(const DownloadReport& report, const DownloadOptions& options,
                   options.offline ? "found" : "fetched", report.files.size(),
                   util::format_bytes_both(report.bytes_selected), report.files_fetched,
                   util::format_bytes_both(report.bytes_received), seconds, rate, report.files_already_complete));
-  if (report.bytes_over_xet > 0) {
+  if (report.bytes_over_xet > 0 || report.bytes_copied_locally > 0) {
     say(fmt::format(
-        "over Xet: {} of file bytes from {} of xorb ranges; over the LFS bridge: {}",
+        "over Xet: {} of file bytes from {} of xorb ranges{}; over the LFS bridge: {}",
         util::format_bytes_both(report.bytes_over_xet), util::format_bytes_both(report.xorb_bytes_fetched),
+        report.bytes_copied_locally > 0
+            ? fmt::format(", and {} copied from files already here (chunks an earlier revision holds)",
+                          util::format_bytes_both(report.bytes_copied_locally))
+            : "",
         util::format_bytes_both(report.bytes_received - std::min(report.bytes_received, report.bytes_over_xet))));
   }
   if (report.files_repaired > 0) {
@@ -434,6 +455,9 @@ void add_transfer_options(CLI::App* command, DownloadFlags& flags) {
   command->add_flag(
       "--no-xet", flags.no_xet,
       "Fetch Xet-stored files over the LFS bridge instead of the Xet protocol (also HF_HUB_DISABLE_XET=1)");
+  command->add_flag("--no-chunk-reuse", flags.no_chunk_reuse,
+                    "Over Xet, fetch every chunk, even those a file already here holds (an earlier revision "
+                    "hfget fetched), instead of copying them");
 }
 
 // The progress shown while it runs.

@@ -41,6 +41,7 @@ std::string render_download_result_json(const DownloadReport& report, const Down
         {"path", planned.file.path}, {"size", planned.file.size}, {"action", action_of(planned, options.dry_run)}};
     if (planned.file.lfs_sha256) file["sha256"] = *planned.file.lfs_sha256;
     if (planned.file.xet_hash) file["xet_hash"] = *planned.file.xet_hash;
+    if (options.dry_run && planned.bytes_to_copy > 0) file["bytes_to_copy"] = planned.bytes_to_copy;
     file["etag"] = planned.file.etag();
     files.push_back(std::move(file));
     bytes_present += planned.complete ? planned.file.size : 0;
@@ -65,6 +66,7 @@ std::string render_download_result_json(const DownloadReport& report, const Down
       {"bytes_over_xet", report.bytes_over_xet},
       {"bytes_over_bridge", report.bytes_received - std::min(report.bytes_received, report.bytes_over_xet)},
       {"xorb_bytes_fetched", report.xorb_bytes_fetched},
+      {"bytes_copied_locally", report.bytes_copied_locally},
       {"bytes_already_complete", bytes_present},
       {"bytes_reused", report.bytes_selected - report.bytes_to_fetch},
       {"bytes_to_fetch", report.bytes_to_fetch},

@@ -102,6 +102,15 @@ class CacheLayout final : public Layout {
         real_files_(snapshot_files == SnapshotFiles::kRealFiles) {}
 
   std::filesystem::path snapshot_path() const override { return repo_dir_ / "snapshots" / commit_; }
+  std::filesystem::path state_dir() const override { return state_dir_in_cache(cache_dir_, repo_); }
+
+  // Blobs are named by their content and never rewritten in place. A snapshot's real-file copies (no symlinks)
+  // are not offered: their blob was moved into one snapshot, and nothing says which.
+  std::optional<std::filesystem::path> find_content(const std::string& sha256, std::uint64_t size) const override {
+    std::filesystem::path blob = repo_dir_ / "blobs" / sha256;
+    if (sha256.size() != 64 || !regular_file_has_size(blob, size)) return std::nullopt;
+    return blob;
+  }
 
   void prepare(const Snapshot& snapshot, const std::vector<RemoteFile>& selected,
                const std::string& revision) override {

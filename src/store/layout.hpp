@@ -24,6 +24,8 @@ class Layout {
 
   /// The path printed on success: snapshots/<commit> in the cache, the local dir itself otherwise.
   virtual std::filesystem::path snapshot_path() const = 0;
+  /// hfget's own folder in this target (store/download_record.hpp), which prepare() creates.
+  virtual std::filesystem::path state_dir() const = 0;
   /// Before anything is written: refuses (Error naming the path) when a folder on the way to a file is a
   /// symlink or not a folder, or a file's final path is a folder. A symlink placed there could lead writes
   /// outside the target.
@@ -36,6 +38,10 @@ class Layout {
   virtual bool is_complete(const RemoteFile& file) const = 0;
   /// Where the file's bytes are once published: the blob in the cache, the file itself in a local dir.
   virtual std::filesystem::path content_path(const RemoteFile& file) const = 0;
+  /// A file already in this target that holds the content with this SHA-256 and size, as far as hfget can tell
+  /// without reading it: the blob in the cache; in a local dir, a file hfget checked and that is unchanged since
+  /// (hfget/published.jsonl). nullopt when there is none. A later revision copies chunks from it.
+  virtual std::optional<std::filesystem::path> find_content(const std::string& sha256, std::uint64_t size) const = 0;
   /// Makes an already complete file visible at its path in this snapshot (cache symlink, local metadata),
   /// and removes what an interrupted earlier run may have left for it (partial file, journal).
   virtual void link_existing(const RemoteFile& file) = 0;

@@ -36,6 +36,7 @@ class LocalDirLayout final : public Layout {
   LocalDirLayout(std::filesystem::path local_dir, std::string commit)
       : root_(std::move(local_dir)), commit_(std::move(commit)), published_(state_dir_in_local_dir(root_)) {}
 
+  std::filesystem::path state_dir() const override { return state_dir_in_local_dir(root_); }
   std::filesystem::path snapshot_path() const override {
     std::error_code error;
     const std::filesystem::path canonical = std::filesystem::weakly_canonical(root_, error);
@@ -78,6 +79,18 @@ class LocalDirLayout final : public Layout {
   }
 
   std::filesystem::path content_path(const RemoteFile& file) const override { return root_ / file.path; }
+
+  // Only what hfget itself checked, unchanged since: a file of the same name and size may have been edited.
+  std::optional<std::filesystem::path> find_content(const std::string& sha256, std::uint64_t size) const override {
+    for (const std::string& path : published_.paths_with_etag(sha256)) {
+      const std::filesystem::path file = root_ / path;
+      std::error_code error;
+      if (published_.vouches_for(path, sha256, file) && std::filesystem::file_size(file, error) == size && !error) {
+        return file;
+      }
+    }
+    return std::nullopt;
+  }
 
   bool adopt_unrecorded(const RemoteFile& file, const std::stop_token& stop) override {
     const std::filesystem::path final_path = root_ / file.path;

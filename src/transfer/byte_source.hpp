@@ -22,6 +22,11 @@ namespace hfget::transfer {
 class FileSource {
  public:
   virtual ~FileSource() = default;
+  /// The file was verified and published: what the source learnt of its bytes on the way may be kept.
+  virtual void on_published() {}
+  /// The file is fetched again from its first byte (its hash did not match, or it changed on the server): what
+  /// the source learnt of the bytes before is void.
+  virtual void on_start_over() {}
 };
 
 /// One connection of a source: its transport (kept alive across ranges and files) and its buffers. Used by

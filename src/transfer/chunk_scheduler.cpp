@@ -4,6 +4,12 @@
 #include <algorithm>
 
 namespace hfget::transfer {
+namespace {
+
+// How many split sizes of bytes still to come make a range worth cutting inside the request in flight.
+constexpr std::uint64_t kLongRemainder = 4;
+
+}  // namespace
 
 ChunkScheduler::ChunkScheduler(std::vector<ScheduledFile> files, ChunkPlan plan, PublishStep publish,
                                std::stop_token stop)
@@ -79,8 +85,7 @@ RangeTask* ChunkScheduler::take_queued(bool only_idle_files) {
   // Queued gaps are cut into chunks as connections take them: a file the server says is a petabyte costs
   // one queue entry, not 2^25 of them.
   store::ByteRange& gap = chosen->queued.front();
-  const store::ByteRange range{gap.begin,
-                               gap.end - gap.begin > plan_.chunk_bytes ? gap.begin + plan_.chunk_bytes : gap.end};
+  const store::ByteRange range = first_chunk(gap);
   gap.begin = range.end;
   if (gap.begin >= gap.end) chosen->queued.pop_front();
   return start_task(*chosen, range);
@@ -95,13 +100,55 @@ RangeTask* ChunkScheduler::start_task(FileState& file, store::ByteRange range) {
   task.begin = range.begin;
   task.position = range.begin;
   task.end = range.end;
+  task.extension = this;
   ++file.in_flight;
   return &task;
 }
 
+std::uint64_t ChunkScheduler::end_after_request(RangeTask& task) {
+  const std::lock_guard lock(mutex_);  // split_tail reads requested_until and lowers end under it
+  return task.end;
+}
+
+store::ByteRange ChunkScheduler::first_chunk(const store::ByteRange& gap) const {
+  return {gap.begin, gap.size() > plan_.chunk_bytes ? gap.begin + plan_.chunk_bytes : gap.end};
+}
+
+std::deque<store::ByteRange>::iterator ChunkScheduler::queued_at(FileState& file, std::uint64_t offset) {
+  return std::find_if(file.queued.begin(), file.queued.end(),
+                      [offset](const store::ByteRange& queued) { return queued.begin == offset; });
+}
+
+store::ByteRange ChunkScheduler::next_after(const RangeTask& task) {
+  const std::lock_guard lock(mutex_);
+  FileState& file = files_[task.file_index];
+  if (task.cancelled || file.phase != FileState::Phase::kActive) return {};
+  const auto gap = queued_at(file, task.end);
+  return gap == file.queued.end() ? store::ByteRange{} : first_chunk(*gap);
+}
+
+bool ChunkScheduler::extend(RangeTask& task, std::uint64_t new_end) {
+  const std::lock_guard lock(mutex_);
+  FileState& file = files_[task.file_index];
+  const std::uint64_t end = task.end;
+  if (new_end <= end) return true;
+  if (task.cancelled || file.phase != FileState::Phase::kActive) return false;
+  const auto gap = queued_at(file, end);
+  if (gap == file.queued.end() || new_end > gap->end) return false;
+  gap->begin = new_end;
+  if (gap->begin >= gap->end) file.queued.erase(gap);
+  task.end = new_end;
+  return true;
+}
+
 RangeTask* ChunkScheduler::split_tail() {
+  // The range with the most bytes still to come is halved. A range whose connection asks for its bytes a
+  // piece at a time (requested_until) is preferred when what it has not asked for yet is worth a split:
+  // cut there, the request in flight runs to its end and nothing is fetched twice.
   RangeTask* largest = nullptr;
   std::uint64_t largest_remaining = 0;
+  RangeTask* freest = nullptr;
+  std::uint64_t freest_unasked = 0;
   for (RangeTask& task : tasks_) {
     const FileState& file = files_[task.file_index];
     if (task.cancelled || file.phase != FileState::Phase::kActive || file.in_flight >= file.budget->limit()) {
@@ -110,10 +157,26 @@ RangeTask* ChunkScheduler::split_tail() {
     const std::uint64_t position = task.position;
     const std::uint64_t end = task.end;
     const std::uint64_t remaining = end > position ? end - position : 0;
-    if (remaining > largest_remaining) {
+    const std::uint64_t asked = std::max<std::uint64_t>(task.requested_until, position);
+    const std::uint64_t unasked = task.requested_until > 0 && end > asked ? end - asked : 0;
+    // A request cut short wastes what the server already sent, all of it on a fast path: a range asked for
+    // a piece at a time is cut inside its request only when what it still has to come is long.
+    const bool cut_is_cheap = task.requested_until == 0 || remaining >= kLongRemainder * plan_.min_split_bytes;
+    if (remaining > largest_remaining && cut_is_cheap) {
       largest = &task;
       largest_remaining = remaining;
     }
+    if (unasked > freest_unasked) {
+      freest = &task;
+      freest_unasked = unasked;
+    }
+  }
+  if (freest != nullptr && freest_unasked >= 2 * plan_.min_split_bytes) {
+    const std::uint64_t old_end = freest->end;
+    const std::uint64_t middle =
+        std::max<std::uint64_t>(old_end - (old_end - freest->position) / 2, freest->requested_until);
+    freest->end = middle;  // leaves each at least min_split_bytes
+    return start_task(files_[freest->file_index], {middle, old_end});
   }
   if (largest == nullptr || largest_remaining < 2 * plan_.min_split_bytes) return nullptr;
   const std::uint64_t old_end = largest->end;
@@ -182,8 +245,12 @@ void ChunkScheduler::finish_file(std::unique_lock<std::mutex>& lock, FileState& 
 
 bool ChunkScheduler::verify_and_publish(FileState& file, std::optional<Error>& error) {
   try {
-    if (file.file->verify(stop_) == IncomingFile::Verdict::kStartOver) return true;
+    if (file.file->verify(stop_) == IncomingFile::Verdict::kStartOver) {
+      if (file.source) file.source->on_start_over();
+      return true;
+    }
     file.file->publish(publish_);
+    if (file.source) file.source->on_published();
   } catch (const Error& failure) {
     error = failure;
   }
@@ -196,6 +263,7 @@ void ChunkScheduler::start_over(std::unique_lock<std::mutex>& lock, FileState& f
   std::optional<Error> error;
   try {
     file.file->start_over_after_change();
+    if (file.source) file.source->on_start_over();
   } catch (const Error& failure) {
     error = failure;
   }

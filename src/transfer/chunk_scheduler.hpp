@@ -41,7 +41,7 @@ struct ScheduledFile {
 /// published at once through the publish step (crash safety: a finished file never waits for the others).
 /// How many connections take work is a value it is given and that may change while it runs
 /// (set_connections). Thread-safe; one scheduler per download, shared by every connection thread.
-class ChunkScheduler {
+class ChunkScheduler final : public RangeExtension {
  public:
   ChunkScheduler(std::vector<ScheduledFile> files, ChunkPlan plan, PublishStep publish, std::stop_token stop);
 
@@ -53,6 +53,10 @@ class ChunkScheduler {
   /// Reports a task's end: success (the range is written) or the error that ended it. Finishing a file
   /// (verify, then publish) happens here, on the reporting connection.
   void done(RangeTask* task, const std::optional<Error>& error);
+  /// Hands the task the queued bytes right after it, up to `new_end`, when no connection has taken them.
+  bool extend(RangeTask& task, std::uint64_t new_end) override;
+  std::uint64_t end_after_request(RangeTask& task) override;
+  store::ByteRange next_after(const RangeTask& task) override;
 
   /// How many connections take work from now on: connections numbered `count` and above park once their
   /// range is done; a raised count wakes the parked ones (the caller starts threads for numbers never seen).
@@ -83,11 +87,14 @@ class ChunkScheduler {
     std::optional<Error> error;
   };
 
-  void apply_refusals();                                           // requires mutex_
-  RangeTask* take_queued(bool only_idle_files);                    // requires mutex_
-  RangeTask* start_task(FileState& file, store::ByteRange range);  // requires mutex_
-  RangeTask* split_tail();                                         // requires mutex_
-  void queue_missing(FileState& file);                             // requires mutex_
+  void apply_refusals();                                            // requires mutex_
+  RangeTask* take_queued(bool only_idle_files);                     // requires mutex_
+  RangeTask* start_task(FileState& file, store::ByteRange range);   // requires mutex_
+  store::ByteRange first_chunk(const store::ByteRange& gap) const;  // the range a connection takes from a gap
+  // The queued gap that starts at `offset`, or file.queued.end(); requires mutex_.
+  static std::deque<store::ByteRange>::iterator queued_at(FileState& file, std::uint64_t offset);
+  RangeTask* split_tail();              // requires mutex_
+  void queue_missing(FileState& file);  // requires mutex_
   void open_file(std::unique_lock<std::mutex>& lock, FileState& file);
   void record_arrived(const RangeTask& task, std::optional<Error>& failure);
   // The file's last range in flight ended (`changed`: the file changed on the server meanwhile).

@@ -21,6 +21,7 @@
 #include "store/layout.hpp"
 #include "store/repo_path.hpp"
 #include "store/target_lock.hpp"
+#include "transfer/copy_estimate.hpp"
 #include "transfer/download_steps.hpp"
 #include "transfer/fetch_all.hpp"
 #include "transfer/listing.hpp"
@@ -283,8 +284,10 @@ void prepare_target(const ListedSnapshot& listed, const DownloadReport& report, 
 // What the fetch did, into the report; when files failed, the worst failure is thrown.
 void take_fetch_results(const transfer::FetchResults& fetched, DownloadReport& report,
                         std::chrono::steady_clock::time_point started) {
-  report.bytes_received = fetched.bytes_received;
-  report.bytes_over_xet = fetched.bytes_over_xet;
+  // Copied chunks went through the incoming files like fetched ones, but not over the network.
+  report.bytes_copied_locally = fetched.bytes_copied;
+  report.bytes_received = fetched.bytes_received - std::min(fetched.bytes_received, fetched.bytes_copied);
+  report.bytes_over_xet = fetched.bytes_over_xet - std::min(fetched.bytes_over_xet, fetched.bytes_copied);
   report.xorb_bytes_fetched = fetched.xorb_bytes_fetched;
   report.files_fetched = fetched.files_fetched;
   report.elapsed = std::chrono::steady_clock::now() - started;
@@ -402,7 +405,10 @@ DownloadReport transfer::download_through(const DownloadOptions& options, Progre
   DownloadReport report = plan_download(listed, *layout, options, stop);
   const DownloadPlanSummary summary = count_plan(report, *layout);
   report.free_bytes = store::free_bytes(target.root());
-  if (options.dry_run) return report;
+  if (options.dry_run) {
+    transfer::estimate_copies(report.files, options, listed.snapshot.commit, *layout, make_transport, progress, stop);
+    return report;
+  }
   prepare_target(listed, report, *layout, options);
   progress.on_plan(summary);
 

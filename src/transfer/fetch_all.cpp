@@ -2,6 +2,7 @@
 #include "transfer/fetch_all.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include "transfer/bridge_source.hpp"
 #include "transfer/chunk_size.hpp"
 #include "transfer/download_steps.hpp"
+#include "transfer/local_chunks.hpp"
 #include "transfer/rate_limiter.hpp"
 #include "transfer/xet_source.hpp"
 
@@ -177,8 +179,25 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                               hub.retry_max_time,
                               nullptr,
                               rate_limiter ? &*rate_limiter : nullptr};
-  XetSettings xet{open_xet_tokens(plan, options, commit, make_transport, outer_stop), hub.max_attempts,
-                  hub.retry_base_delay, hub.retry_max_time, rate_limiter ? &*rate_limiter : nullptr};
+  XetSettings xet{open_xet_tokens(plan, options, commit, make_transport, outer_stop),
+                  hub.max_attempts,
+                  hub.retry_base_delay,
+                  hub.retry_max_time,
+                  rate_limiter ? &*rate_limiter : nullptr,
+                  layout.state_dir()};
+  // What the files already here hold (an earlier revision's, with the records hfget wrote when it fetched
+  // them): read once, before any file of this download is published.
+  LocalChunks local_chunks;
+  // --force-download means every byte fetched again: nothing is copied, not even from other files.
+  if (xet.tokens != nullptr && options.reuse_chunks && !options.force_download) {
+    local_chunks.add_from_target(layout, plan);
+    if (!local_chunks.empty()) {
+      spdlog::info("Xet: {} file(s) already here have chunk records; the chunks they hold are copied, not fetched",
+                   local_chunks.files());
+    }
+    xet.local_chunks = &local_chunks;
+    xet.target = &layout;
+  }
   XetSource source(xet, bridge, transport_settings(options), make_transport, progress);
   FetchSettings settings;
   const std::uint64_t chunk_bytes = chunk_size_for(options, plan, bytes_to_fetch);
@@ -203,6 +222,7 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   FetchResults results = fetch_files(plan, settings, source, layout, publish, progress, std::move(outer_stop));
   results.bytes_over_xet = source.shared().bytes_stored;
   results.xorb_bytes_fetched = source.shared().bytes_fetched;
+  results.bytes_copied = source.shared().bytes_copied;
   return results;
 }
 

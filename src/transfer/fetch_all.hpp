@@ -27,6 +27,7 @@ struct FetchResults {
   std::uint64_t bytes_received = 0;
   std::uint64_t bytes_over_xet = 0;  // file bytes written from Xet xorb ranges
   std::uint64_t xorb_bytes_fetched = 0;
+  std::uint64_t bytes_copied = 0;  // of bytes_over_xet, copied from files already in the target
   std::size_t files_fetched = 0;
 };
 

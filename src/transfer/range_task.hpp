@@ -11,6 +11,24 @@
 namespace hfget::transfer {
 
 class FileSource;
+struct RangeTask;
+
+/// Lets a connection take the bytes right after its range while no other connection has them (the
+/// scheduler implements it). The Xet source needs it: a range that ends inside a chunk fetches that whole
+/// chunk, and the next range would fetch it again; taking the rest of the chunk costs nothing more.
+class RangeExtension {
+ public:
+  virtual ~RangeExtension() = default;
+  /// Raises task.end to `new_end` when [task.end, new_end) is still waiting for a connection; false when any
+  /// of it is another connection's (or done), and then nothing changes.
+  virtual bool extend(RangeTask& task, std::uint64_t new_end) = 0;
+  /// The range's end, read under the same lock as the splits that lower it, once the connection has set
+  /// task.requested_until for the request it is about to send: a split seen after this cuts at or past it.
+  virtual std::uint64_t end_after_request(RangeTask& task) = 0;
+  /// The range the next connection to take this file's work would be handed, when it is the queued bytes
+  /// right after `task` ({0, 0} otherwise): the Xet source asks its reconstruction ahead of time.
+  virtual store::ByteRange next_after(const RangeTask& task) = 0;
+};
 
 /// A range of one file on one connection: the unit of work the scheduler hands out and a source's connection
 /// fetches. `end` may be lowered by the scheduler while the transfer runs (it hands the tail to an idle
@@ -23,7 +41,12 @@ struct RangeTask {
   std::uint64_t begin = 0;
   std::atomic<std::uint64_t> end{0};
   std::atomic<std::uint64_t> position{0};
-  std::atomic<bool> cancelled{false};  // the file failed elsewhere: stop at the next write
+  std::atomic<bool> cancelled{false};   // the file failed elsewhere: stop at the next write
+  RangeExtension* extension = nullptr;  // nullptr: the range cannot grow
+  /// Where the bytes the connection has asked the server for end, when the source knows it and it is before
+  /// `end` (the Xet source: it asks a xorb range at a time). Cutting the range there wastes nothing: the
+  /// request in flight is not cut short. 0: the request in flight may run to `end` (the bridge).
+  std::atomic<std::uint64_t> requested_until{0};
 };
 
 }  // namespace hfget::transfer

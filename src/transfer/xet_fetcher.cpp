@@ -62,7 +62,10 @@ void XetFetcher::fetch(RangeTask& task) {
   }
   http::Retrier retrier(settings_.max_attempts, settings_.retry_base_delay, stop_, settings_.retry_max_time);
   while (true) {
-    if (!state.over_xet()) return bridge_->fetch(task);
+    if (!state.over_xet()) {
+      task.requested_until = 0;  // the bridge asks for the whole range at once
+      return bridge_->fetch(task);
+    }
     if (stop_.stop_requested()) throw interrupted(file);
     if (task.cancelled || task.position >= task.end || task.file->restart_requested()) return;
     const std::uint64_t before = task.position;
@@ -108,19 +111,41 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
   const std::uint64_t first = task.position;
   const std::uint64_t end = std::min<std::uint64_t>(task.end, first + kMaxReconstructionSpan);
   xet::Reconstruction plan;
-  if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) return failure;
+  std::optional<xet::Reconstruction> ahead =
+      shared_.prefetch != nullptr ? shared_.prefetch->take(xet_hash, first, end - 1, stop_) : std::nullopt;
+  if (ahead) {
+    plan = std::move(*ahead);
+  } else if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) {
+    return failure;
+  }
   // What a range of the file can decode to: more than the rest of the file is a CAS that ignored the Range
   // (or serves another file), whose bytes would land at the wrong offsets.
   const std::uint64_t size = task.file->remote().size;
-  if (plan.terms.empty() || plan.data_bytes() - plan.offset_into_first_range > size - first) {
+  if (plan.terms.empty() || plan.offset_into_first_range > first ||
+      plan.data_bytes() - plan.offset_into_first_range > size - first) {
     return Failure{.reason = fmt::format("the reconstruction of bytes {}-{} does not fit the file's {} bytes", first,
                                          end - 1, size),
                    .cas_unavailable = true};
   }
-  if (std::optional<Failure> failure = fetch_terms(task, plan)) return failure;
+  // Where the plan's last chunk ends: past `end` when `end` falls inside a chunk. That chunk is fetched whole
+  // either way, so the range takes the rest of it while no other connection has it; the next range then
+  // starts on a chunk boundary, and nothing is fetched twice.
+  const std::uint64_t plan_end = first + (plan.data_bytes() - plan.offset_into_first_range);
+  if (end == task.end && plan_end > end && task.extension != nullptr) task.extension->extend(task, plan_end);
+  // The range the scheduler hands out next in this file starts where this one now ends: its plan is asked while
+  // this range downloads, so that its connection does not wait a CAS round trip before its first xorb byte.
+  if (shared_.prefetch != nullptr && task.extension != nullptr && !shared_.xet_off) {
+    const store::ByteRange next = task.extension->next_after(task);
+    if (next.end > next.begin) {
+      shared_.prefetch->ask_ahead(xet_hash, next.begin,
+                                  std::min<std::uint64_t>(next.end, next.begin + kMaxReconstructionSpan) - 1);
+    }
+  }
+  if (std::optional<Failure> failure = fetch_terms(task, plan, end)) return failure;
   if (task.cancelled || task.file->restart_requested() || task.position >= std::min<std::uint64_t>(task.end, end)) {
     return std::nullopt;
   }
+  if (replan_) return std::nullopt;  // the range was split: its new end is asked for
   // Every term was served and decoded, yet they end before the bytes asked for: a CAS that disagrees with
   // the listing's size. Asked again from where the file stands; no progress uses up the retries.
   return Failure{.attempt = {http::TransportFailure::kConnectionLost, 0, false},
@@ -173,6 +198,13 @@ std::optional<XetFetcher::Failure> XetFetcher::ask_reconstruction(const std::str
   // download switches once V1 has answered (a 404 can also mean a file the CAS does not have).
   if (v2 && (status == 404 || status == 501)) return ask_reconstruction(xet_hash, first, last, plan, true);
   return status_failure(response, access);
+}
+
+std::optional<xet::Reconstruction> XetFetcher::plan_ahead(const std::string& xet_hash, std::uint64_t first,
+                                                          std::uint64_t last) {
+  xet::Reconstruction plan;
+  if (ask_reconstruction(xet_hash, first, last, plan)) return std::nullopt;
+  return plan;
 }
 
 XetFetcher::Failure XetFetcher::transport_failure(const http::HttpResponse& response) const {
@@ -242,12 +274,16 @@ class ChunkMemory {
     }
     return bytes == t.data_bytes;
   }
-  // Writes a term held in memory; chunks no later term names are let go.
-  void write(std::size_t term, TaskWriter& writer) {
+  // Writes a term held in memory (each chunk told to `layout`, if set, as a fetched one); chunks no later term
+  // names are let go.
+  void write(std::size_t term, TaskWriter& writer, xet::ChunkLayoutBuilder* layout) {
     const xet::Term& t = plan_.terms[term];
     const std::uint64_t xorb = xorbs_.at(t.xorb_hash);
     for (std::uint32_t c = t.chunk_begin; c < t.chunk_end; ++c) {
       const auto it = kept_.find(key(xorb, c));
+      if (layout != nullptr) {
+        layout->add(writer.stream_offset(), t.xorb_hash, c, static_cast<std::uint32_t>(it->second.size()));
+      }
       writer.emit(it->second);
       if (last_use_[it->first] <= term) {
         budget_ += it->second.size();
@@ -282,7 +318,10 @@ class ChunkMemory {
 
 }  // namespace
 
-std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, const xet::Reconstruction& plan) {
+std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, const xet::Reconstruction& plan,
+                                                           std::uint64_t asked_end) {
+  replan_ = false;
+  std::uint64_t term_offset = task.position - plan.offset_into_first_range;  // where plan.terms[first] starts
   TaskWriter writer(task, batch_, plan.offset_into_first_range);
   struct CountStored {  // however this ends, what was written counts
     const TaskWriter& writer;
@@ -290,16 +329,40 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
     ~CountStored() { shared.bytes_stored += writer.stored(); }
   } count_stored{writer, shared_};
   ChunkMemory memory(plan);
+  auto& state = static_cast<SourcedFile&>(*task.source);
+  const LocalChunks* local = state.copy_allowed() ? settings_.local_chunks : nullptr;
+  const auto held_locally = [&](std::size_t term) {
+    return local != nullptr ? local->find(plan.terms[term]) : std::nullopt;
+  };
   for (std::size_t first = 0; first < plan.terms.size();) {
     if (task.cancelled || task.file->restart_requested() || writer.reached_end()) return std::nullopt;
     if (memory.holds(first)) {
-      memory.write(first++, writer);
+      term_offset += plan.terms[first].data_bytes;
+      memory.write(first++, writer, state.chunk_layout());
       continue;
     }
-    // A run: consecutive terms of one fetch entry whose chunks follow each other, served by one GET.
+    if (const std::optional<LocalChunks::Span> from = held_locally(first)) {
+      const std::uint64_t before = writer.accepted();
+      const CopyOutcome copied = copy_term(*from, plan.terms[first], writer, state.chunk_layout(), copy_buffer_);
+      shared_.bytes_copied += writer.accepted() - before;
+      if (copied == CopyOutcome::kCopied) {
+        term_offset += plan.terms[first++].data_bytes;
+        continue;
+      }
+      if (copied == CopyOutcome::kCutShort) {
+        // Part of the term is written: the range goes on from where the file stands, fetched this time.
+        writer.flush();
+        return Failure{
+            .attempt = {http::TransportFailure::kConnectionLost, 0, false},
+            .reason = fmt::format("{} could not be read while chunks were copied from it", from->file->string())};
+      }
+      local = nullptr;  // unreadable: nothing written, fetched below (and nothing more copied in this plan)
+    }
+    // A run: consecutive terms of one fetch entry whose chunks follow each other, served by one GET; a term
+    // that a local file holds ends it (it is copied instead).
     std::size_t end = first + 1;
     while (end < plan.terms.size() && plan.terms[end].fetch == plan.terms[first].fetch &&
-           plan.terms[end].chunk_begin == plan.terms[end - 1].chunk_end) {
+           plan.terms[end].chunk_begin == plan.terms[end - 1].chunk_end && !held_locally(end)) {
       ++end;
     }
     // The fetch is decoded past the run's last term where a later term names chunks it holds there (the tail
@@ -314,7 +377,23 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
     const ChunkKeeper keep = [&memory, &xorb, end](std::uint32_t chunk, std::span<const std::byte> data) {
       memory.offer(xorb, chunk, end, data);
     };
+    std::uint64_t run_end = term_offset;
+    for (std::size_t k = first; k < end; ++k) run_end += plan.terms[k].data_bytes;
+    // Said before the request is sent, and read back with the range's end in one step (under the scheduler's
+    // lock): a tail split either came first, and is seen here, or comes after, and then cuts at run_end or
+    // beyond, never inside this request.
+    task.requested_until = run_end;
+    const std::uint64_t task_end =
+        task.extension != nullptr ? task.extension->end_after_request(task) : task.end.load();
+    // A split lowered the range's end into this run since the plan was asked for: a new plan, cut at the new
+    // end, fetches up to it instead of a run whose bytes past it the next range fetches too.
+    if (task_end < asked_end && run_end > task_end) {
+      writer.flush();
+      replan_ = true;
+      return std::nullopt;
+    }
     if (std::optional<Failure> failure = fetch_run(task, plan, first, end, writer, keep, until)) return failure;
+    term_offset = run_end;
     first = end;
   }
   writer.flush();
@@ -326,7 +405,8 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_run(RangeTask& task, const 
                                                          TaskWriter& writer, ChunkKeeper keep,
                                                          std::uint32_t decode_until) {
   const xet::XorbFetch& fetch = plan.fetches[plan.terms[first_term].fetch];
-  XetRangeSink sink(plan, first_term, end_term, writer, settings_.rate_limiter, stop_, std::move(keep), decode_until);
+  XetRangeSink sink(plan, first_term, end_term, writer, settings_.rate_limiter, stop_, std::move(keep), decode_until,
+                    static_cast<SourcedFile&>(*task.source).chunk_layout());
   http::RequestSpec spec;
   spec.url = fetch.url;  // presigned: no token, ever
   spec.range_from = fetch.byte_begin;

@@ -31,6 +31,9 @@ class XetFetcher final : public SourceConnection {
              std::stop_token stop);
 
   void fetch(RangeTask& task) override;
+  /// For the reconstruction prefetch's thread, whose fetcher has no bridge half and fetches nothing: the plan
+  /// of bytes [first, last] of a file, nullopt when the CAS did not give one.
+  std::optional<xet::Reconstruction> plan_ahead(const std::string& xet_hash, std::uint64_t first, std::uint64_t last);
 
  private:
   // Why an attempt over Xet did not end the range, and what the retry policy is to see.
@@ -47,7 +50,8 @@ class XetFetcher final : public SourceConnection {
                                             xet::Reconstruction& plan, bool v1 = false);
   Failure transport_failure(const http::HttpResponse& response) const;
   Failure status_failure(const http::HttpResponse& response, const std::shared_ptr<const hub::XetAccess>& access) const;
-  std::optional<Failure> fetch_terms(RangeTask& task, const xet::Reconstruction& plan);
+  /// `asked_end`: the end of the range the plan was asked for (the task's end may have been lowered since).
+  std::optional<Failure> fetch_terms(RangeTask& task, const xet::Reconstruction& plan, std::uint64_t asked_end);
   std::optional<Failure> fetch_run(RangeTask& task, const xet::Reconstruction& plan, std::size_t first_term,
                                    std::size_t end_term, TaskWriter& writer, ChunkKeeper keep,
                                    std::uint32_t decode_until);
@@ -61,6 +65,8 @@ class XetFetcher final : public SourceConnection {
   std::uint64_t progress_bytes_;
   std::stop_token stop_;
   std::vector<std::byte> batch_;
+  std::vector<std::byte> copy_buffer_;  // one chunk read from a local file (allocated at the first copy)
+  bool replan_ = false;                 // fetch_terms stopped early: the range was split, its new end needs a new plan
 };
 
 }  // namespace hfget::transfer

@@ -11,17 +11,21 @@
 namespace hfget::transfer {
 
 TaskWriter::TaskWriter(RangeTask& task, std::vector<std::byte>& batch, std::uint64_t skip)
-    : task_(task), batch_(batch), skip_(skip) {
+    : task_(task), batch_(batch), skip_(skip), stream_offset_(task.position - skip) {
   batch_.clear();
 }
 
 bool TaskWriter::emit(std::span<const std::byte> data) {
+  stream_offset_ += data.size();
   if (skip_ > 0) {
     const auto skipped = static_cast<std::size_t>(std::min<std::uint64_t>(skip_, data.size()));
     skip_ -= skipped;
     data = data.subspan(skipped);
   }
   while (!data.empty() && !reached_end_) {
+    // A chunk is not split across two writes when it fits whole: what the file holds then ends at a chunk
+    // boundary after a kill -9, and the resume's reconstruction starts there, with nothing to fetch twice.
+    if (!batch_.empty() && batch_.size() + data.size() > batch_.capacity()) flush();
     const std::uint64_t next = task_.position + batch_.size();
     const std::uint64_t end = task_.end;
     if (next >= end) {
@@ -31,6 +35,7 @@ bool TaskWriter::emit(std::span<const std::byte> data) {
     const auto room = std::min<std::size_t>(batch_.capacity() - batch_.size(),
                                             static_cast<std::size_t>(std::min<std::uint64_t>(end - next, data.size())));
     batch_.insert(batch_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(room));
+    accepted_ += room;
     data = data.subspan(room);
     if (batch_.size() == batch_.capacity()) flush();
     if (task_.position + batch_.size() >= task_.end) reached_end_ = true;
@@ -56,7 +61,7 @@ void TaskWriter::flush() {
 
 XetRangeSink::XetRangeSink(const xet::Reconstruction& plan, std::size_t first_term, std::size_t end_term,
                            TaskWriter& writer, RateLimiter* limiter, std::stop_token stop, ChunkKeeper keep,
-                           std::uint32_t decode_until)
+                           std::uint32_t decode_until, xet::ChunkLayoutBuilder* layout)
     : plan_(plan),
       fetch_(plan.fetches[plan.terms[first_term].fetch]),
       term_(first_term),
@@ -67,6 +72,7 @@ XetRangeSink::XetRangeSink(const xet::Reconstruction& plan, std::size_t first_te
       limiter_(limiter),
       stop_(std::move(stop)),
       keep_(std::move(keep)),
+      layout_(layout),
       task_(writer.task()),
       decoder_([this](std::uint64_t index, std::span<const std::byte> data) { on_chunk(index, data); }) {}
 
@@ -87,10 +93,14 @@ void XetRangeSink::on_response_start(const http::HttpResponse& head) {
 }
 
 bool XetRangeSink::on_body(std::span<const std::byte> bytes) {
-  if (rejection_ || done() || task_.cancelled) return false;
+  if (rejection_ || task_.cancelled) return false;
   if (limiter_ != nullptr && !limiter_->acquire(bytes.size(), stop_)) return false;
   const std::uint64_t wanted = fetch_.byte_end - fetch_.byte_begin;
   const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(wanted - received_, bytes.size()));
+  if (done()) {  // the rest of the body is not needed: read to its end if that is cheaper than a new connection
+    received_ += take;
+    return take == bytes.size() && wanted - received_ <= kDrainBytes;
+  }
   received_ += take;
   try {
     decoder_.feed(bytes.first(take));
@@ -99,7 +109,9 @@ bool XetRangeSink::on_body(std::span<const std::byte> bytes) {
                              fetch_.byte_end - 1, error.what());
     return false;
   }
-  return take == bytes.size() && !done();
+  // Returning false aborts the transfer, and libcurl then closes the connection: only when more than a
+  // drain's worth of unwanted bytes is still to come (a body longer than the range is never read).
+  return take == bytes.size() && (!done() || wanted - received_ <= kDrainBytes);
 }
 
 void XetRangeSink::on_chunk(std::uint64_t index, std::span<const std::byte> data) {
@@ -115,6 +127,13 @@ void XetRangeSink::on_chunk(std::uint64_t index, std::span<const std::byte> data
   if (term_bytes_ > term.data_bytes) {
     throw xet::DecodeError(
         fmt::format("the chunks of term {} decode to more than its {} bytes", term_, term.data_bytes));
+  }
+  // Where the chunk lies in the file, whether or not this range writes all of it (a range that starts or ends
+  // inside a chunk writes part, and its neighbour the rest): the record is kept only for a file whose
+  // SHA-256 matched, so it says what the file holds.
+  if (layout_ != nullptr) {
+    layout_->add(writer_.stream_offset(), fetch_.xorb_hash, static_cast<std::uint32_t>(chunk),
+                 static_cast<std::uint32_t>(data.size()));
   }
   writer_.emit(data);
   if (chunk + 1 == term.chunk_end) close_term();

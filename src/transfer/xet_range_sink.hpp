@@ -20,6 +20,7 @@
 #include "http/transport.hpp"
 #include "transfer/range_task.hpp"
 #include "transfer/rate_limiter.hpp"
+#include "xet/chunk_layout.hpp"
 #include "xet/chunk_stream.hpp"
 #include "xet/reconstruction.hpp"
 
@@ -36,8 +37,12 @@ class TaskWriter {
   /// Writes what the batch holds (journal, hash, progress: IncomingFile::store).
   void flush();
   bool reached_end() const noexcept { return reached_end_; }
+  /// The file offset of the next byte emit() is given, counting the skipped ones and those past the end.
+  std::uint64_t stream_offset() const noexcept { return stream_offset_; }
   RangeTask& task() const noexcept { return task_; }
   std::uint64_t stored() const noexcept { return stored_; }
+  /// Bytes emit() took so far (after the skipped ones, up to the task's end): stored, or to be at flush().
+  std::uint64_t accepted() const noexcept { return accepted_; }
 
  private:
   RangeTask& task_;
@@ -45,6 +50,8 @@ class TaskWriter {
   std::uint64_t skip_;
   bool reached_end_ = false;
   std::uint64_t stored_ = 0;
+  std::uint64_t accepted_ = 0;
+  std::uint64_t stream_offset_;
 };
 
 /// Is given every chunk the fetch decodes (its index in the xorb, its data), whether a term of this run needs it
@@ -53,12 +60,19 @@ using ChunkKeeper = std::function<void(std::uint32_t chunk, std::span<const std:
 
 class XetRangeSink final : public http::BodySink {
  public:
+  /// Bytes of a body still to come that are read and dropped, once the terms are served, rather than
+  /// aborting the transfer: an abort closes the connection, and a new one costs a handshake (TLS: two round
+  /// trips) and a slow start, more than reading this much on any link the tool is for.
+  static constexpr std::uint64_t kDrainBytes = 1 << 20;
+
   /// Serves terms [first_term, end_term) of `plan`, all covered by the same fetch entry and contiguous in its
   /// chunks, into `writer`. `keep` (if set) is given every decoded chunk.
   /// `decode_until`: the chunk index (exclusive) the fetch is decoded up to even past the last term, for `keep`
   /// (a later term names chunks the fetch holds after this run's terms); 0: the last term's end.
+  /// `layout` (if set) is told each chunk decoded for a term and its offset (the file's chunk layout record).
   XetRangeSink(const xet::Reconstruction& plan, std::size_t first_term, std::size_t end_term, TaskWriter& writer,
-               RateLimiter* limiter, std::stop_token stop, ChunkKeeper keep = {}, std::uint32_t decode_until = 0);
+               RateLimiter* limiter, std::stop_token stop, ChunkKeeper keep = {}, std::uint32_t decode_until = 0,
+               xet::ChunkLayoutBuilder* layout = nullptr);
 
   void on_response_start(const http::HttpResponse& head) override;
   bool on_body(std::span<const std::byte> bytes) override;
@@ -87,6 +101,7 @@ class XetRangeSink final : public http::BodySink {
   RateLimiter* limiter_;
   std::stop_token stop_;
   ChunkKeeper keep_;
+  xet::ChunkLayoutBuilder* layout_;
   RangeTask& task_;
   xet::ChunkStreamDecoder decoder_;
   std::optional<std::string> rejection_;

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -20,6 +21,9 @@
 #include "hub/xet_token.hpp"
 #include "transfer/bridge_source.hpp"
 #include "transfer/byte_source.hpp"
+#include "transfer/local_chunks.hpp"
+#include "transfer/reconstruction_prefetch.hpp"
+#include "xet/chunk_layout.hpp"
 
 namespace hfget::transfer {
 
@@ -30,13 +34,30 @@ struct XetSettings {
   std::chrono::milliseconds retry_base_delay{1000};
   std::chrono::seconds retry_max_time{600};
   RateLimiter* rate_limiter = nullptr;  // --max-speed, shared with the bridge's connections
+  /// Where the chunk layout of each file fetched over Xet is recorded once it is published (the target's
+  /// state dir, store/chunk_layout_records.hpp); empty: not recorded.
+  std::filesystem::path layout_records;
+  /// Chunks the files already in the target hold, copied instead of fetched, and to which each file of this
+  /// download is added once published, found in `target` (nullptr: no reuse; both must outlive the source).
+  LocalChunks* local_chunks = nullptr;
+  const store::Layout* target = nullptr;
 };
 
 /// A file's state in the download: the bridge's, and whether its ranges are fetched over Xet now.
 class SourcedFile final : public BridgeFile {
  public:
-  SourcedFile(const RemoteFile& file, bool over_xet) : BridgeFile(file), over_xet_(over_xet) {}
+  /// `layout_records`: where the file's chunk layout is recorded once it is published (empty: nowhere);
+  /// `local`, `target`: where the published file is then offered to the files after it (nullptr: not).
+  SourcedFile(const RemoteFile& file, bool over_xet, std::filesystem::path layout_records = {},
+              LocalChunks* local = nullptr, const store::Layout* target = nullptr);
   bool over_xet() const noexcept { return over_xet_; }
+  /// Collects the chunks decoded into the file, for its record; nullptr when none is kept.
+  xet::ChunkLayoutBuilder* chunk_layout() noexcept { return chunk_layout_.get(); }
+  /// Whether terms may be copied from local files: not once the file had to start over (a copied span may
+  /// have been what was wrong: a local file edited since hfget checked it).
+  bool copy_allowed() const noexcept { return copy_allowed_; }
+  void on_published() override;
+  void on_start_over() override;
   /// The CAS cannot serve the file: its remaining ranges go over the bridge (the bytes are the same ones).
   /// True for the call that switched it.
   bool fall_back_to_bridge() { return over_xet_.exchange(false); }
@@ -46,6 +67,14 @@ class SourcedFile final : public BridgeFile {
  private:
   std::atomic<bool> over_xet_;
   std::atomic<bool> reported_{false};
+  std::atomic<bool> copy_allowed_{true};
+  std::string path_;
+  std::string sha256_;
+  std::uint64_t size_;
+  std::filesystem::path layout_records_;
+  LocalChunks* local_;
+  const store::Layout* target_;
+  std::unique_ptr<xet::ChunkLayoutBuilder> chunk_layout_;
 };
 
 /// What the Xet connections of one download share.
@@ -53,10 +82,12 @@ struct XetShared {
   std::atomic<bool> v1_only{false};             // the CAS answered 404/501 to a V2 reconstruction: ask V1 from now on
   std::atomic<std::uint64_t> bytes_stored{0};   // file bytes written from decoded xorb ranges
   std::atomic<std::uint64_t> bytes_fetched{0};  // xorb bytes received (compressed)
+  std::atomic<std::uint64_t> bytes_copied{0};   // file bytes copied from files already in the target
   std::atomic<bool> fallback_said{false};       // the first fall-back to the bridge was logged as a warning
   std::atomic<bool> cas_answered{false};        // the CAS answered once: a later connect failure is a blip
   std::atomic<int> files_failed_in_a_row{0};    // files whose Xet retries ran out, none served since
   std::atomic<bool> xet_off{false};             // too many of them: the rest of the download takes the bridge
+  ReconstructionPrefetch* prefetch = nullptr;   // the next ranges' plans, asked ahead (nullptr: none)
 };
 
 /// The download's Xet read token, fetched now to learn whether Xet can be used: nullptr when Xet is off
@@ -78,6 +109,8 @@ class XetSource final : public ByteSource {
   std::unique_ptr<SourceConnection> open_connection(std::stop_token stop) override;
 
   const XetShared& shared() const noexcept { return shared_; }
+  /// Reconstructions that a connection found asked ahead of time.
+  std::size_t plans_used_ahead() const { return prefetch_ ? prefetch_->plans_used() : 0; }
 
  private:
   XetSettings xet_;
@@ -86,6 +119,7 @@ class XetSource final : public ByteSource {
   ProgressSink& progress_;
   BridgeSource bridge_;
   XetShared shared_;
+  std::unique_ptr<ReconstructionPrefetch> prefetch_;  // last: its thread uses the members above
 };
 
 }  // namespace hfget::transfer

@@ -193,17 +193,23 @@ std::span<const std::byte> ChunkStreamDecoder::take_header(std::span<const std::
 }
 
 void ChunkStreamDecoder::finish_chunk(std::span<const std::byte> payload) {
+  // A stored chunk is handed on where it lies (the input, or pending_): weights rarely compress, so most
+  // chunks are stored, and a copy of each would cost as much as the write itself.
+  std::span<const std::byte> data = payload;
   try {
-    decode_chunk(header_, payload, decoded_);
+    if (header_.compression != Compression::kNone || payload.size() != header_.data_bytes) {
+      decode_chunk(header_, payload, decoded_);
+      data = decoded_;
+    }
   } catch (const DecodeError& error) {
     throw DecodeError(chunk_prefix(chunks_decoded_) + error.what());
   }
   const std::uint64_t index = chunks_decoded_;
   ++chunks_decoded_;
-  data_bytes_decoded_ += decoded_.size();
-  pending_.clear();
+  data_bytes_decoded_ += data.size();
   have_header_ = false;
-  on_chunk_(index, decoded_);
+  on_chunk_(index, data);
+  pending_.clear();  // after the handler: `data` may point into it
 }
 
 void ChunkStreamDecoder::finish() const {

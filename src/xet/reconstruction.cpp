@@ -43,11 +43,6 @@ constexpr std::uint64_t kMaxXorbBytes = 128ULL << 20;
   throw ReconstructionError("reconstruction: " + what);
 }
 
-bool is_lower_hex_hash(std::string_view text) {
-  return text.size() == kHashDigits &&
-         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 // http(s), a host, and nothing that could break a request line or a header (the URL goes to curl verbatim).
 bool is_fetchable_url(std::string_view url) {
   const auto printable = [](char c) { return c > ' ' && c != '\x7f'; };
@@ -250,7 +245,7 @@ bool AnswerEvents::key(string_t& text) {
   Frame& frame = stack_.back();
   if (frame.node == Node::kSkip) return true;
   if (frame.node == Node::kFetchMap) {
-    if (!is_lower_hex_hash(text)) reject(fetch_map_name_ + " has a key that is not a 64-digit lowercase hex hash");
+    if (!is_hash_hex(text)) reject(fetch_map_name_ + " has a key that is not a 64-digit lowercase hex hash");
     if (!xorb_keys_.insert(text).second) reject(fetch_map_name_ + " lists xorb " + text + " twice");
   } else if (frame.node == Node::kRoot) {
     const bool known = text == "terms" || text == fetch_map_name_ || text == "offset_into_first_range";
@@ -289,7 +284,7 @@ bool AnswerEvents::number_unsigned(number_unsigned_t value) {
 bool AnswerEvents::string(string_t& text) {
   const Frame& frame = top();
   if (frame.node == Node::kTerm && frame.key == "hash") {
-    if (!is_lower_hex_hash(text)) {
+    if (!is_hash_hex(text)) {
       reject("term " + std::to_string(answer_.terms.size() - 1) + ": hash is not 64 lowercase hex digits");
     }
     answer_.terms.back().hash = std::move(text);
@@ -449,6 +444,11 @@ std::uint64_t Reconstruction::data_bytes() const {
   std::uint64_t total = 0;
   for (const Term& term : terms) total += term.data_bytes;
   return total;
+}
+
+bool is_hash_hex(std::string_view text) {
+  return text.size() == kHashDigits &&
+         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 Reconstruction parse_reconstruction_v1(std::string_view json) {

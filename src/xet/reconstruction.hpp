@@ -53,6 +53,9 @@ class ReconstructionError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A xorb or file hash as the API writes it: 64 lowercase hex digits.
+bool is_hash_hex(std::string_view text);
+
 /// {offset_into_first_range, terms: [{hash, unpacked_length, range: {start, end}}],
 ///  fetch_info: {hash: [{url, url_range: {start, end (inclusive)}, range: {start, end}}]}}
 Reconstruction parse_reconstruction_v1(std::string_view json);

@@ -264,12 +264,19 @@ def parse_chunk_header(data: bytes, offset: int) -> ChunkHeader:
     return ChunkHeader(compressed, header[4], uncompressed)
 
 
+XORB_FOOTER_IDENT = b"XETBLOB"   # the footer a stored xorb may end with (xet-core's xorb object info)
+
+
 def walk_xorb(data: bytes) -> list[int]:
-    """Serialized byte offsets of every chunk of a xorb, plus the end (len = chunks + 1)."""
-    if len(data) > MAX_XORB_BYTES:
+    """Serialized byte offsets of every chunk of a xorb, plus the end of the last chunk (len = chunks + 1).
+    A xorb as the JS writer uploads it is chunks only; as hf_xet's local:// store keeps it, the chunks are
+    followed by a footer (hashes and boundaries) that starts with XORB_FOOTER_IDENT, where the walk stops."""
+    if len(data) > MAX_XORB_BYTES + (1 << 20):   # the footer: 40 bytes a chunk, ~1024 chunks
         raise FormatError("xorb too large")
     offsets, offset = [0], 0
     while offset < len(data):
+        if data.startswith(XORB_FOOTER_IDENT, offset):
+            break
         header = parse_chunk_header(data, offset)
         offset += CHUNK_HEADER_BYTES + header.compressed_size
         if offset > len(data):

@@ -227,6 +227,9 @@ error_log {self.workdir / 'error.log'} warn;
 http {{
     log_format hfget '{NGINX_LOG_FORMAT}';
     access_log {self.access_log} hfget;
+    # When each request ended and how long it took, for the benchmarks' traces (HFGET_BENCH_TRACE).
+    log_format timing '$msec $request_time $connection $status $body_bytes_sent $uri "$http_range"';
+    access_log {self.workdir / 'timing.log'} timing;
 {temp_paths}
     default_type application/octet-stream;
     sendfile on;
@@ -285,9 +288,14 @@ http {{
 
     def reset_log(self) -> None:
         # nginx appends with O_APPEND, so truncating in place is safe while it runs.
-        if self.access_log.exists():
-            with open(self.access_log, "w"):
-                pass
+        for log in (self.access_log, self.workdir / "timing.log"):
+            if log.exists():
+                with open(log, "w"):
+                    pass
+
+    def timing_log_text(self) -> str:
+        log = self.workdir / "timing.log"
+        return log.read_text(errors="replace") if log.exists() else ""
 
 
 class TlsProxy:
@@ -519,7 +527,7 @@ class Hub:
             if xorb_root:
                 argv += ["--xorb-url", self._nginx.url, "--xorb-root", str(xorb_root)]
         if self.xet:
-            argv += ["--xet-store", str(self.xet_store or self.tmp / "xet"), "--token", XET_WRITER_TOKEN]
+            argv += ["--xet-store", str(self.xet_store_dir), "--token", XET_WRITER_TOKEN]
             if self.xet_token_ttl is not None:
                 argv += ["--xet-token-ttl", str(self.xet_token_ttl)]
             for spec in self.xet_repos:
@@ -639,6 +647,11 @@ class Hub:
             raise RuntimeError(f"revision lookup failed: {response.status} {response.body!r}")
         return response.json()["sha"]
 
+    @property
+    def xet_store_dir(self) -> Path:
+        """The CAS's store (xorbs/, shards/, commits.jsonl) of a Hub(xet=True)."""
+        return Path(self.xet_store) if self.xet_store else self.tmp / "xet"
+
     def xet_upload(self, model_dir: str | Path, repo_id: str, branch: str | None = None,
                    token: str = "", timeout: float = NODE_TIMEOUT) -> "XetUpload":
         """Upload every file of model_dir into repo_id (created if need be) through the real JS Xet writer
@@ -728,15 +741,33 @@ class RunningHfget:
         try:
             code = self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            # A hang is rare and hard to reproduce: say where every thread was, and what hfget said last.
+            stacks = self._stacks()
             self.kill()
             self.process.wait(timeout=STOP_TIMEOUT)
-            raise AssertionError(f"hfget did not exit within {timeout}s") from None
+            self._err.seek(0)
+            said = self._err.read().decode(errors="replace")[-3000:]
+            raise AssertionError(f"hfget did not exit within {timeout}s\n--- its threads:\n{stacks}\n"
+                                 f"--- the end of its stderr:\n{said}") from None
         outputs = []
         for stream in (self._out, self._err):
             stream.seek(0)
             outputs.append(stream.read().decode(errors="replace"))
             stream.close()
         return HfgetResult(code, outputs[0], outputs[1], self.home, time.monotonic() - self.started)
+
+    def _stacks(self) -> str:
+        gdb = shutil.which("gdb")
+        if not gdb:
+            return "(no gdb here)"
+        try:
+            done = subprocess.run([gdb, "-p", str(self.process.pid), "-batch", "-nx", "-ex", "set print frame-arguments none",
+                                   "-ex", "set print address off", "-ex", "thread apply all bt 30"],
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        except (subprocess.TimeoutExpired, OSError) as error:
+            return f"(gdb: {error})"
+        lines = [line for line in done.stdout.splitlines() if line.startswith(("Thread ", "#"))]
+        return "\n".join(lines)[:20000] or done.stderr[-2000:]
 
     def ensure_stopped(self) -> None:
         """For cleanups: kill the process if a failing test left it running."""

@@ -10,14 +10,20 @@ of a Xet download and the resume (bytes fetched ≈ bytes missing).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
+import struct
+import sys
 import time
 import unittest
 from pathlib import Path
 
-from harness import KIB, MIB, Hub, source_files, wait_until
+from harness import KIB, MIB, REPO_ROOT, Hub, source_files, wait_until
 from support import HfgetTestCase
+
+sys.path.insert(0, str(REPO_ROOT / "tests" / "hub"))
+from xet_format import decode_chunk, walk_xorb  # noqa: E402
 
 REPO = "org/xet-model"
 
@@ -31,6 +37,23 @@ def events(stderr: str) -> list[dict]:
             except ValueError:
                 pass
     return found
+
+
+def read_chunk_layout(path: Path) -> tuple[int, list[tuple[str, int, int, list[int]]]]:
+    """hfget's chunk layout record (src/xet/chunk_layout.hpp): (file size, [(xorb, offset, first chunk, lengths)])."""
+    data = path.read_bytes()
+    assert data[:16] == b"hfget-xet-layout", data[:16]
+    version, size, count = struct.unpack_from("<IQI", data, 16)
+    assert version == 1, version
+    runs, at = [], 32
+    for _ in range(count):
+        xorb = data[at:at + 64].decode()
+        offset, first, chunks = struct.unpack_from("<QII", data, at + 64)
+        lengths = list(struct.unpack_from(f"<{chunks}I", data, at + 80))
+        runs.append((xorb, offset, first, lengths))
+        at += 80 + 4 * chunks
+    assert at == len(data), (at, len(data))
+    return size, runs
 
 
 class XetDownloadTest(HfgetTestCase):
@@ -107,6 +130,33 @@ class XetDownloadTest(HfgetTestCase):
         again = self.hub.run_hfget(["download", REPO, "--cache-dir", str(target)])
         self.assertEqual(again.code, 0, again.stderr)
         self.assertEqual([r for r in self.hub.requests() if r["listener"] in ("cas", "xorb")], [])
+
+    def assertChunkLayoutsTellTheTruth(self, state_dir: Path) -> None:
+        """Each Xet file has a record, by its SHA-256, whose every run is what the JS writer's xorb chunks decode
+        to at that offset of the file, and which covers the whole file (one fresh download, no resume)."""
+        for path in self.xet_files:
+            content = (self.source / path).read_bytes()
+            record = state_dir / "xet-layouts" / hashlib.sha256(content).hexdigest()
+            self.assertTrue(record.is_file(), f"{path}: no chunk layout record at {record}")
+            size, runs = read_chunk_layout(record)
+            self.assertEqual(size, len(content), path)
+            self.assertEqual(sum(sum(lengths) for *_, lengths in runs), len(content), f"{path}: gaps")
+            for xorb, offset, first, lengths in runs:
+                data = (self.hub.xet_store_dir / "xorbs" / xorb).read_bytes()
+                starts = walk_xorb(data)
+                for k, length in enumerate(lengths):
+                    chunk = decode_chunk(data, starts[first + k])
+                    self.assertEqual(len(chunk), length, f"{path}: chunk {first + k} of {xorb[:12]}")
+                    self.assertEqual(content[offset:offset + length], chunk, f"{path} at {offset}")
+                    offset += length
+
+    def test_each_xet_file_gets_a_true_chunk_layout_record_in_both_layouts(self):
+        result, target = self.download()
+        self.assertAllFilesArrived(result, target)
+        self.assertChunkLayoutsTellTheTruth(target / ".cache" / "huggingface" / "hfget")
+        result, target = self.download(layout="cache")
+        self.assertAllFilesArrived(result, target, layout="cache")
+        self.assertChunkLayoutsTellTheTruth(target / f"models--{REPO.replace('/', '--')}" / "hfget")
 
     def test_no_xet_and_hf_hub_disable_xet_take_the_bridge(self):
         for extra, env in ((["--no-xet"], None), ([], {"HF_HUB_DISABLE_XET": "1"})):

@@ -181,6 +181,71 @@ TEST(ChunkScheduler, HandsTheSecondHalfOfTheLargestRangeToAnIdleConnection) {
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
+TEST(ChunkScheduler, ARangeTakesTheQueuedBytesAfterItButNotAnotherConnections) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, 8 * kMiB}, f.publish(), {});
+  RangeTask* first = scheduler.next();
+  ASSERT_NE(first, nullptr);
+  ASSERT_EQ(first->extension, &scheduler);
+  // The Xet source's case: the range's last chunk ends 1000 bytes past it.
+  EXPECT_TRUE(first->extension->extend(*first, kMiB + 1000));
+  EXPECT_EQ(first->end.load(), kMiB + 1000);
+  RangeTask* second = scheduler.next();
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->begin, kMiB + 1000) << "the next range starts where the grown one ends";
+  EXPECT_EQ(second->end.load(), 2 * kMiB + 1000);
+  // Bytes another connection has are not taken.
+  EXPECT_FALSE(first->extension->extend(*first, kMiB + 2000));
+  EXPECT_EQ(first->end.load(), kMiB + 1000);
+  EXPECT_EQ(second->begin, kMiB + 1000);
+  for (RangeTask* task : {first, second}) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  while (RangeTask* task = scheduler.next()) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+}
+
+TEST(ChunkScheduler, SplitsARangeWhereItsRequestInFlightEndsRatherThanCutIt) {
+  Fixture f;
+  const RemoteFile big = f.add_file("big.safetensors", 16 * kMiB);
+  const RemoteFile other = f.add_file("other.safetensors", 20 * kMiB);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(big));
+  jobs.push_back(f.job(other));
+  ChunkScheduler scheduler(std::move(jobs), {8, 64 * kMiB, kMiB}, f.publish(), {});
+  RangeTask* xet = scheduler.next();
+  RangeTask* bridge = scheduler.next();
+  ASSERT_NE(xet, nullptr);
+  ASSERT_NE(bridge, nullptr);
+  ASSERT_EQ(xet->file->remote().path, big.path);
+  // The Xet range has asked for its first 10 MiB; the bridge range (larger) for all of it.
+  xet->requested_until = 10 * kMiB;
+  RangeTask* helper = scheduler.next();
+  ASSERT_NE(helper, nullptr);
+  EXPECT_EQ(helper->file->remote().path, big.path) << "the range a split does not cut short";
+  EXPECT_EQ(helper->begin, 10 * kMiB) << "cut where its request in flight ends, not in the middle (8 MiB)";
+  EXPECT_EQ(xet->end.load(), 10 * kMiB);
+  // Nothing left unasked there: the next split halves the largest range, as before.
+  RangeTask* second_helper = scheduler.next();
+  ASSERT_NE(second_helper, nullptr);
+  EXPECT_EQ(second_helper->file->remote().path, other.path);
+  EXPECT_EQ(second_helper->begin, 10 * kMiB);
+  for (RangeTask* task : {xet, bridge, helper, second_helper}) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  EXPECT_EQ(scheduler.next(), nullptr);
+  EXPECT_EQ(f.blob(big), f.contents[big.path]);
+  EXPECT_EQ(f.blob(other), f.contents[other.path]);
+}
+
 TEST(ChunkScheduler, ARefusedConnectionLowersTheFilesConnectionBudget) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);

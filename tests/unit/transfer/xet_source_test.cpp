@@ -9,17 +9,22 @@
 #include <gtest/gtest.h>
 #include <lz4frame.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "crypto/digest.hpp"
 #include "hub/hub_urls.hpp"
+#include "store/chunk_layout_records.hpp"
 #include "store/layout.hpp"
 #include "support/fake_transport.hpp"
 #include "support/temp_dir.hpp"
@@ -82,6 +87,8 @@ class FakeCas {
     }
   }
 
+  std::size_t xorb_bytes() const { return xorbs_[0].size() + xorbs_[1].size(); }
+
   static std::string xorb_hash(std::size_t x) { return std::string(64, x == 0 ? 'b' : 'd'); }
 
   http::HttpResponse get(const http::RequestSpec& spec, http::BodySink& sink, const std::stop_token& stop) {
@@ -110,6 +117,8 @@ class FakeCas {
   FakeTransport scripted;             // the bridge (Hub and CDN)
   std::map<std::string, int> faults;  // what to break, how many times
   int reconstructions = 0;
+  std::atomic<int> stopped_at_the_last_byte{0};
+  std::chrono::milliseconds xorb_delay{0};  // before each xorb body: a download slow enough to ask ahead in
 
  private:
   bool take_fault(const std::string& name) {
@@ -132,10 +141,11 @@ class FakeCas {
     {
       const std::lock_guard lock(mutex_);
       signature = std::to_string(++reconstructions);
-      signature_ = signature;  // earlier URLs expire
+      signatures_.insert(signature);  // valid until an expired_url fault revokes it
     }
-    // A CAS (or a proxy before it) that ignores the Range: the whole file's reconstruction, for any range.
-    const bool whole = faults.count("ignore_range") != 0;
+    // A CAS (or a proxy before it) that ignores the Range: the whole file's reconstruction for a range past
+    // byte 0 (for one at 0 that is a right answer, and the range grows to take all of it).
+    const bool whole = faults.count("ignore_range") != 0 && spec.range_from.value_or(0) > 0;
     const std::uint64_t first = whole ? 0 : spec.range_from.value_or(0);
     const std::uint64_t last =
         whole ? content_.size() - 1
@@ -165,11 +175,16 @@ class FakeCas {
   }
 
   http::HttpResponse xorb(std::size_t x, const http::RequestSpec& spec, http::BodySink& sink) {
+    const std::string signature = spec.url.substr(spec.url.find("?sig=") + 5);
+    if (take_fault("expired_url")) {
+      const std::lock_guard lock(mutex_);
+      signatures_.erase(signature);
+    }
     {
       const std::lock_guard lock(mutex_);
-      if (spec.url.substr(spec.url.find("?sig=") + 5) != signature_) return status(403);  // an older reconstruction's
+      if (signatures_.count(signature) == 0) return status(403);  // expired, or never handed out
     }
-    if (take_fault("expired_url")) return status(403);
+    if (xorb_delay.count() > 0) std::this_thread::sleep_for(xorb_delay);
     const std::uint64_t from = spec.range_from.value_or(0);
     const std::uint64_t last = spec.range_last.value_or(xorbs_[x].size() - 1);
     std::string body = xorbs_[x].substr(from, last + 1 - from);
@@ -181,8 +196,8 @@ class FakeCas {
                    body, sink, cut);
   }
 
-  static http::HttpResponse deliver(long code, std::map<std::string, std::string> headers, const std::string& body,
-                                    http::BodySink& sink, std::optional<std::size_t> cut_after) {
+  http::HttpResponse deliver(long code, std::map<std::string, std::string> headers, const std::string& body,
+                             http::BodySink& sink, std::optional<std::size_t> cut_after) {
     http::HttpResponse response;
     response.status = code;
     response.headers = std::move(headers);
@@ -191,6 +206,8 @@ class FakeCas {
     for (std::size_t done = 0; done < length;) {
       const std::size_t piece = std::min<std::size_t>(16 * 1024, length - done);
       if (!sink.on_body(std::as_bytes(std::span(body.data() + done, piece)))) {
+        // libcurl closes a connection whose transfer the sink stopped, even at its last byte.
+        if (done + piece == body.size()) ++stopped_at_the_last_byte;
         response.failure = http::TransportFailure::kStoppedBySink;
         return response;
       }
@@ -211,7 +228,7 @@ class FakeCas {
   const std::string& content_;
   std::string xorbs_[2];
   std::vector<std::size_t> offsets_[2];
-  std::string signature_;
+  std::set<std::string> signatures_;
   std::vector<RecordedRequest> requests_;
   mutable std::mutex mutex_;
 };
@@ -237,6 +254,7 @@ struct XetSourceTest : ::testing::Test {
   RemoteFile file;
   std::vector<PlannedFile> plan;
   int token_requests = 0;
+  std::size_t plans_used_ahead = 0;
 
   void SetUp() override {
     layout->prepare(Snapshot{kCommit, {}}, {}, "main");
@@ -274,6 +292,7 @@ struct XetSourceTest : ::testing::Test {
     xet.tokens = std::move(xet_tokens);
     xet.max_attempts = 5;
     xet.retry_base_delay = std::chrono::milliseconds(1);
+    xet.layout_records = layout->state_dir();
     XetSource source(
         xet, bridge, http::TransportSettings{},
         [this] { return std::make_unique<test_support::LentTransport<FakeCas>>(cas); }, progress);
@@ -284,6 +303,7 @@ struct XetSourceTest : ::testing::Test {
     FetchResults results = fetch_files(plan, settings, source, *layout, publish_into(*layout), progress, {});
     results.bytes_over_xet = source.shared().bytes_stored;
     results.xorb_bytes_fetched = source.shared().bytes_fetched;
+    plans_used_ahead = source.plans_used_ahead();
     return results;
   }
 
@@ -319,6 +339,57 @@ TEST_F(XetSourceTest, AXetFileArrivesByteIdenticalOverSeveralConnectionsAndTheTo
   EXPECT_LE(v2, 3U) << "V2 at most once per connection (those asking before the first 404 came back), then V1 only";
   ASSERT_FALSE(progress.paths.empty());
   EXPECT_EQ(progress.paths.front().rfind("xet: ", 0), 0U) << progress.paths.front();
+}
+
+TEST_F(XetSourceTest, ThePublishedFileGetsARecordOfWhereEachChunkLies) {
+  const FetchResults results = fetch(tokens());
+  ASSERT_FALSE(results.errors[0].has_value()) << results.errors[0]->what();
+
+  const std::optional<xet::ChunkLayout> layout_record =
+      store::load_chunk_layout(layout->state_dir(), *file.lfs_sha256, file.size);
+  ASSERT_TRUE(layout_record.has_value());
+  // Chunk c of xorb x is chunk 12x + c of the file. Every chunk is recorded where it lies, also those that
+  // two ranges (they start and end inside chunks here) each wrote part of.
+  std::uint64_t covered = 0;
+  for (const xet::ChunkRun& run : layout_record->runs) {
+    const std::size_t x = run.xorb_hash == FakeCas::xorb_hash(0) ? 0 : 1;
+    ASSERT_EQ(run.xorb_hash, FakeCas::xorb_hash(x));
+    EXPECT_EQ(run.file_offset, (x * kChunks / 2 + run.chunk_begin) * kChunk);
+    for (std::size_t k = 0; k < run.lengths.size(); ++k) {
+      const std::size_t chunk = x * kChunks / 2 + run.chunk_begin + k;
+      EXPECT_EQ(run.lengths[k], std::min(kChunk, content.size() - chunk * kChunk)) << "chunk " << chunk;
+    }
+    covered += run.bytes();
+  }
+  EXPECT_EQ(covered, content.size());
+}
+
+TEST_F(XetSourceTest, ABodyReadToItsEndIsNotStoppedSoItsConnectionIsKept) {
+  const FetchResults results = fetch(tokens(), 1);
+  ASSERT_FALSE(results.errors[0].has_value()) << results.errors[0]->what();
+  EXPECT_EQ(blob(), content);
+  EXPECT_EQ(cas.stopped_at_the_last_byte, 0) << "every xorb GET would have cost a new connection";
+}
+
+TEST_F(XetSourceTest, RangesThatEndInsideAChunkFetchItOnce) {
+  // The scheduler's ranges are 100 KiB, the chunks 16 KiB: each range's last chunk runs past its end. The
+  // range takes the rest of that chunk, and the next range starts after it.
+  const FetchResults results = fetch(tokens(), 1);
+  ASSERT_FALSE(results.errors[0].has_value()) << results.errors[0]->what();
+  EXPECT_EQ(blob(), content);
+  EXPECT_EQ(results.xorb_bytes_fetched, cas.xorb_bytes()) << "every xorb byte once, none twice";
+}
+
+TEST_F(XetSourceTest, TheNextRangesReconstructionIsAskedWhileTheCurrentOneDownloads) {
+  // Four 100 KiB ranges on one connection: each range after the first finds its plan asked ahead (each xorb
+  // body takes 100 ms here, the prefetch's answer microseconds), and nothing is fetched twice for it.
+  cas.xorb_delay = std::chrono::milliseconds(100);
+  const FetchResults results = fetch(tokens(), 1);
+  ASSERT_FALSE(results.errors[0].has_value()) << results.errors[0]->what();
+  EXPECT_EQ(blob(), content);
+  EXPECT_EQ(results.xorb_bytes_fetched, cas.xorb_bytes()) << "every xorb byte once, none twice";
+  EXPECT_GE(plans_used_ahead, 2U);
+  expect_tokens_where_they_belong();
 }
 
 TEST_F(XetSourceTest, AMalformedChunkIsFetchedAgainAndNeverWritten) {
@@ -378,7 +449,7 @@ TEST_F(XetSourceTest, ACasThatIgnoresTheRangeSendsTheFileOverTheBridgeInsteadOfM
   cas.scripted.script(hub::resolve_url(kEndpoint, repo, kCommit, file.path), {FakeAnswer::redirect(kCdn)});
   cas.scripted.script(kCdn, {FakeAnswer::ranged(content)});
 
-  const FetchResults results = fetch(tokens(), 3);
+  const FetchResults results = fetch(tokens(), 1);
 
   ASSERT_FALSE(results.errors[0].has_value()) << results.errors[0]->what();
   EXPECT_EQ(blob(), content);
@@ -399,6 +470,53 @@ TEST_F(XetSourceTest, WithoutATokenEveryFileGoesOverTheBridge) {
   EXPECT_EQ(cas.reconstructions, 0);
   ASSERT_FALSE(progress.paths.empty());
   EXPECT_EQ(progress.paths.front().rfind("bridge: ", 0), 0U) << progress.paths.front();
+}
+
+// A 100-byte LFS file stored in Xet.
+RemoteFile small_xet_file() {
+  RemoteFile remote;
+  remote.path = "model.safetensors";
+  remote.size = 100;
+  remote.lfs_sha256 = std::string(64, 'e');
+  remote.xet_hash = kXetHash;
+  return remote;
+}
+
+TEST(SourcedFile, RecordsTheChunkLayoutOnceThePublishedFileIsThereAndForgetsItWhenTheFileStartsOver) {
+  TempDir dir;
+  const RemoteFile remote = small_xet_file();
+  SourcedFile state(remote, true, dir.path());
+  ASSERT_NE(state.chunk_layout(), nullptr);
+  state.chunk_layout()->add(0, FakeCas::xorb_hash(0), 0, 60);  // a pass whose hash did not match
+  state.on_start_over();
+  state.chunk_layout()->add(0, FakeCas::xorb_hash(1), 7, 100);
+  EXPECT_FALSE(store::load_chunk_layout(dir.path(), *remote.lfs_sha256, remote.size)) << "not before publish";
+  state.on_published();
+
+  const std::optional<xet::ChunkLayout> record = store::load_chunk_layout(dir.path(), *remote.lfs_sha256, 100);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->runs, (std::vector<xet::ChunkRun>{{FakeCas::xorb_hash(1), 0, 7, {100}}}));
+  EXPECT_FALSE(store::load_chunk_layout(dir.path(), *remote.lfs_sha256, 99)) << "a record of another size";
+}
+
+TEST(SourcedFile, KeepsNoRecordForAFileOverTheBridgeOrWithoutASha256) {
+  TempDir dir;
+  RemoteFile remote = small_xet_file();
+  EXPECT_EQ(SourcedFile(remote, false, dir.path()).chunk_layout(), nullptr);
+  EXPECT_EQ(SourcedFile(remote, true).chunk_layout(), nullptr) << "no records folder given";
+  remote.lfs_sha256.reset();
+  EXPECT_EQ(SourcedFile(remote, true, dir.path()).chunk_layout(), nullptr);
+}
+
+TEST(ChunkLayoutRecords, IgnoresADamagedRecordAndRefusesANameThatIsNotASha256) {
+  TempDir dir;
+  const std::string sha256(64, 'e');
+  store::save_chunk_layout(dir.path(), sha256, {.file_size = 10, .runs = {{std::string(64, 'b'), 0, 0, {10}}}});
+  ASSERT_TRUE(store::load_chunk_layout(dir.path(), sha256, 10));
+  std::ofstream(store::chunk_layout_path(dir.path(), sha256), std::ios::binary | std::ios::app) << "x";
+  EXPECT_FALSE(store::load_chunk_layout(dir.path(), sha256, 10));
+  EXPECT_FALSE(store::load_chunk_layout(dir.path(), "../../etc/passwd", 10));
+  EXPECT_THROW(store::chunk_layout_path(dir.path(), "../x"), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Where a benchmark run's wall time went, from the traces download_bench.py writes with HFGET_BENCH_TRACE=DIR.
+
+    HFGET_BENCH_TRACE=DIR python3 bench/download_bench.py --xet ...   # then
+    python3 bench/trace_report.py DIR
+
+For each run (NAME.run.json, NAME.emulator.json, NAME.nginx.log), in seconds from the tool's start: when the
+emulator first answered and when nginx began its first body, how long the emulator's answers took in all
+(reconstructions apart), how busy nginx's connections were (the time between one body's end and the next
+body's start on a connection is a connection waiting: for Xet, mostly for a reconstruction), and the tail:
+how long the last bodies ran after the first connection went idle for good.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def nginx_requests(path: Path) -> list[dict]:
+    requests = []
+    for line in path.read_text(errors="replace").splitlines():
+        fields = line.split(" ", 6)
+        if len(fields) < 7:
+            continue
+        end, seconds = float(fields[0]), float(fields[1])
+        requests.append({"start": end - seconds, "end": end, "connection": int(fields[2]), "status": int(fields[3]),
+                         "bytes": int(fields[4]), "uri": fields[5]})
+    return requests
+
+
+def report(trace_dir: Path, name: str) -> str:
+    run = json.loads((trace_dir / f"{name}.run.json").read_text())
+    t0, wall = run["started"], run["wall"]
+    emulator = json.loads((trace_dir / f"{name}.emulator.json").read_text())
+    nginx_path = trace_dir / f"{name}.nginx.log"
+    bodies = [r for r in nginx_requests(nginx_path) if r["bytes"] > 0] if nginx_path.exists() else []
+    lines = [f"{name}: wall {wall:.3f} s, CPU {run['cpu']:.2f} s, servers' CPU {run['servers_cpu']:.2f} s"]
+    if emulator:
+        first = min(r["time"] for r in emulator) - t0
+        kinds: dict[str, list[float]] = defaultdict(list)
+        for r in emulator:
+            kind = ("reconstruction" if "/reconstructions/" in r["path"] else "token" if "xet-read-token" in r["path"]
+                    else "resolve" if "/resolve/" in r["path"] else "api" if r["path"].startswith("/api/") else "other")
+            kinds[kind].append(r.get("seconds", 0.0))
+        parts = ", ".join(f"{k} {len(v)} x {sum(v) / len(v) * 1000:.1f} ms (max {max(v) * 1000:.1f})"
+                          for k, v in sorted(kinds.items()))
+        lines.append(f"  emulator: first request at {first:.3f} s; {parts}")
+    if not bodies:
+        return "\n".join(lines)
+    first_body = min(r["start"] for r in bodies) - t0
+    last_end = max(r["end"] for r in bodies) - t0
+    by_connection: dict[int, list[dict]] = defaultdict(list)
+    for r in bodies:
+        by_connection[r["connection"]].append(r)
+    busy = waiting = 0.0
+    idle_for_good = []
+    for requests in by_connection.values():
+        requests.sort(key=lambda r: r["start"])
+        busy += sum(r["end"] - r["start"] for r in requests)
+        waiting += sum(max(0.0, b["start"] - a["end"]) for a, b in zip(requests, requests[1:]))
+        idle_for_good.append(requests[-1]["end"] - t0)
+    first_idle = min(idle_for_good)
+    total = sum(r["bytes"] for r in bodies)
+    lines.append(f"  nginx: {len(bodies)} bodies, {total / 1e6:.1f} MB on {len(by_connection)} connections; "
+                 f"first body starts {first_body:.3f} s, last ends {last_end:.3f} s (exit at {wall:.3f})")
+    lines.append(f"  connections: busy {busy:.3f} s, waiting between bodies {waiting:.3f} s "
+                 f"({waiting / max(busy + waiting, 1e-9):.1%}); first connection done for good at {first_idle:.3f} s, "
+                 f"tail {last_end - first_idle:.3f} s")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    trace_dir = Path(sys.argv[1])
+    names = sorted(p.name[: -len(".run.json")] for p in trace_dir.glob("*.run.json"))
+    if not names:
+        print(f"trace_report: no NAME.run.json in {trace_dir}", file=sys.stderr)
+        return 1
+    print("\n".join(report(trace_dir, name) for name in names))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+#include "transfer/reconstruction_prefetch.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace hfget::transfer {
+
+ReconstructionPrefetch::ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask)
+    : thread_([this, make_ask = std::move(make_ask)](std::stop_token stop) { run(stop, make_ask); }) {}
+
+ReconstructionPrefetch::~ReconstructionPrefetch() {
+  thread_.request_stop();
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::deque<ReconstructionPrefetch::Entry>::iterator ReconstructionPrefetch::find(const std::string& xet_hash,
+                                                                                 std::uint64_t first,
+                                                                                 std::uint64_t last) {
+  return std::find_if(entries_.begin(), entries_.end(), [&](const Entry& entry) {
+    return entry.first == first && entry.last == last && entry.xet_hash == xet_hash;
+  });
+}
+
+void ReconstructionPrefetch::ask_ahead(const std::string& xet_hash, std::uint64_t first, std::uint64_t last) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (find(xet_hash, first, last) != entries_.end()) return;
+    // Full: the oldest plan not being asked is forgotten (a range no connection took as it was cut).
+    if (entries_.size() >= kMaxPlans) {
+      const auto oldest = std::find_if(entries_.begin(), entries_.end(),
+                                       [](const Entry& entry) { return entry.state != Entry::State::kAsking; });
+      if (oldest == entries_.end()) return;
+      entries_.erase(oldest);
+    }
+    Entry& entry = entries_.emplace_back();
+    entry.xet_hash = xet_hash;
+    entry.first = first;
+    entry.last = last;
+    entry.id = next_id_++;
+  }
+  changed_.notify_all();
+}
+
+std::optional<xet::Reconstruction> ReconstructionPrefetch::take(const std::string& xet_hash, std::uint64_t first,
+                                                                std::uint64_t last, const std::stop_token& stop) {
+  std::unique_lock lock(mutex_);
+  auto entry = find(xet_hash, first, last);
+  if (entry == entries_.end()) return std::nullopt;
+  const std::uint64_t id = entry->id;
+  // Being asked: the answer is at most the round trip away that asking it again would cost.
+  changed_.wait(lock, stop, [&] {
+    entry = std::find_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; });
+    return entry == entries_.end() || entry->state != Entry::State::kAsking;
+  });
+  if (entry == entries_.end() || entry->state == Entry::State::kAsking) return std::nullopt;
+  std::optional<xet::Reconstruction> plan;
+  if (entry->state == Entry::State::kReady) {
+    plan = std::move(entry->plan);
+    ++plans_used_;
+  }
+  entries_.erase(entry);
+  return plan;
+}
+
+std::size_t ReconstructionPrefetch::plans_used() const {
+  const std::lock_guard lock(mutex_);
+  return plans_used_;
+}
+
+void ReconstructionPrefetch::run(const std::stop_token& stop, const std::function<Ask(std::stop_token)>& make_ask) {
+  const Ask ask = make_ask(stop);
+  std::unique_lock lock(mutex_);
+  while (!stop.stop_requested()) {
+    auto queued = entries_.end();
+    changed_.wait(lock, stop, [&] {
+      queued = std::find_if(entries_.begin(), entries_.end(),
+                            [](const Entry& entry) { return entry.state == Entry::State::kQueued; });
+      return queued != entries_.end();
+    });
+    if (stop.stop_requested() || queued == entries_.end()) break;
+    queued->state = Entry::State::kAsking;
+    const std::uint64_t id = queued->id;
+    const std::string xet_hash = queued->xet_hash;
+    const std::uint64_t first = queued->first;
+    const std::uint64_t last = queued->last;
+    lock.unlock();
+    std::optional<xet::Reconstruction> plan;
+    try {
+      plan = ask(xet_hash, first, last);
+    } catch (...) {  // interrupted, or anything else: the connection asks for itself
+      plan.reset();
+    }
+    lock.lock();
+    // Entries in the asking state are never erased, so the one asked is still there.
+    const auto asked = std::find_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; });
+    if (asked != entries_.end()) {
+      asked->state = plan ? Entry::State::kReady : Entry::State::kFailed;
+      asked->plan = std::move(plan);
+    }
+    changed_.notify_all();
+  }
+  // Stopping: nobody waits for a plan that will not come.
+  for (Entry& entry : entries_) {
+    if (entry.state == Entry::State::kAsking) entry.state = Entry::State::kFailed;
+  }
+  changed_.notify_all();
+}
+
+}  // namespace hfget::transfer

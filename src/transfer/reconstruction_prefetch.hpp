@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "xet/reconstruction.hpp"
+
+namespace hfget::transfer {
+
+/// Reconstructions asked ahead of time. Over Xet a range's first xorb byte waits for a round trip to the CAS
+/// (its reconstruction); the bridge's ranges go straight to the CDN. Once a connection has planned its range,
+/// the range the scheduler will hand out next in the same file is known (the queued bytes right after it), so
+/// its reconstruction is asked here, on a thread of its own, while the current range downloads; the connection
+/// that takes that range finds the plan ready. A plan is used only for exactly the range it was asked for,
+/// and is checked like any other; one not ready is asked again by the connection itself (one still being asked
+/// is waited for: that is at most the round trip it would have made), so nothing waits behind the queue.
+/// Bounded: at most kMaxPlans ranges are remembered, the oldest forgotten first.
+class ReconstructionPrefetch {
+ public:
+  static constexpr std::size_t kMaxPlans = 64;
+  /// Asks the CAS for the plan of bytes [first, last] of a file; nullopt when it could not be had.
+  using Ask = std::function<std::optional<xet::Reconstruction>(const std::string& xet_hash, std::uint64_t first,
+                                                               std::uint64_t last)>;
+  /// `make_ask` runs on the prefetch thread, once, with that thread's stop token (a transport of its own).
+  explicit ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask);
+  ~ReconstructionPrefetch();  // stops the thread; a request in flight is cancelled through its stop token
+  ReconstructionPrefetch(const ReconstructionPrefetch&) = delete;
+  ReconstructionPrefetch& operator=(const ReconstructionPrefetch&) = delete;
+
+  /// Queues bytes [first, last] of the file, unless that range is already known.
+  void ask_ahead(const std::string& xet_hash, std::uint64_t first, std::uint64_t last);
+  /// The plan asked ahead for exactly [first, last], waiting while it is being asked; nullopt when none was
+  /// asked, it is still queued (then it is not asked any more), or it failed.
+  std::optional<xet::Reconstruction> take(const std::string& xet_hash, std::uint64_t first, std::uint64_t last,
+                                          const std::stop_token& stop);
+  /// Plans handed to take() so far.
+  std::size_t plans_used() const;
+
+ private:
+  struct Entry {
+    std::string xet_hash;
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    enum class State { kQueued, kAsking, kReady, kFailed } state = State::kQueued;
+    std::optional<xet::Reconstruction> plan;
+    std::uint64_t id = 0;
+  };
+  std::deque<Entry>::iterator find(const std::string& xet_hash, std::uint64_t first, std::uint64_t last);
+  void run(const std::stop_token& stop, const std::function<Ask(std::stop_token)>& make_ask);
+
+  mutable std::mutex mutex_;
+  std::condition_variable_any changed_;
+  std::deque<Entry> entries_;  // oldest first
+  std::uint64_t next_id_ = 0;
+  std::size_t plans_used_ = 0;
+  std::jthread thread_;  // last: started once the members it uses exist, stopped and joined first
+};
+
+}  // namespace hfget::transfer

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+#include "transfer/reconstruction_prefetch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+namespace hfget::transfer {
+namespace {
+
+using namespace std::chrono_literals;
+
+xet::Reconstruction plan_for(std::uint64_t first) {
+  xet::Reconstruction plan;
+  plan.offset_into_first_range = first;  // tells the plans apart
+  return plan;
+}
+
+// The CAS of these tests: answers every ask with a plan naming its first byte, after `gate` opens.
+struct FakeAsker {
+  std::atomic<int> asked{0};
+  std::promise<void> gate;
+  std::shared_future<void> opened = gate.get_future().share();
+
+  ReconstructionPrefetch::Ask make(const std::stop_token& /*stop*/) {
+    return [this](const std::string& /*hash*/, std::uint64_t first, std::uint64_t /*last*/) {
+      ++asked;
+      opened.wait();
+      return std::optional(plan_for(first));
+    };
+  }
+};
+
+bool eventually(const std::function<bool()>& condition) {
+  for (int i = 0; i < 500 && !condition(); ++i) std::this_thread::sleep_for(2ms);
+  return condition();
+}
+
+TEST(ReconstructionPrefetch, APlanAskedAheadIsHandedOnceAndOnlyForItsExactRange) {
+  FakeAsker cas;
+  cas.gate.set_value();
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); });
+  prefetch.ask_ahead("a", 100, 199);
+  prefetch.ask_ahead("a", 100, 199);  // known: not asked twice
+  ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(prefetch.take("a", 100, 150, {}).has_value()) << "another range";
+  EXPECT_FALSE(prefetch.take("b", 100, 199, {}).has_value()) << "another file";
+  const std::optional<xet::Reconstruction> plan = prefetch.take("a", 100, 199, {});  // asked 20 ms ago
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->offset_into_first_range, 100U);
+  EXPECT_FALSE(prefetch.take("a", 100, 199, {}).has_value()) << "handed once";
+  EXPECT_EQ(prefetch.plans_used(), 1U);
+  EXPECT_EQ(cas.asked, 1);
+}
+
+TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheConnection) {
+  FakeAsker cas;  // the gate stays shut: the first ask hangs
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); });
+  prefetch.ask_ahead("a", 0, 99);
+  ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
+  prefetch.ask_ahead("a", 100, 199);  // queued behind the one in flight
+  EXPECT_FALSE(prefetch.take("a", 100, 199, {}).has_value()) << "queued: the connection asks it itself";
+  auto waiting = std::async(std::launch::async, [&] { return prefetch.take("a", 0, 99, {}); });
+  EXPECT_EQ(waiting.wait_for(30ms), std::future_status::timeout) << "being asked: waited for";
+  cas.gate.set_value();
+  const std::optional<xet::Reconstruction> plan = waiting.get();
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->offset_into_first_range, 0U);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(cas.asked, 1) << "the range the connection took back was never asked";
+}
+
+TEST(ReconstructionPrefetch, AFailedAskIsNoPlanAndAStoppedPrefetchReleasesItsWaiters) {
+  std::atomic<int> asked{0};
+  {
+    ReconstructionPrefetch prefetch([&asked](std::stop_token) -> ReconstructionPrefetch::Ask {
+      return [&asked](const std::string&, std::uint64_t, std::uint64_t) -> std::optional<xet::Reconstruction> {
+        ++asked;
+        return std::nullopt;
+      };
+    });
+    prefetch.ask_ahead("a", 0, 99);
+    ASSERT_TRUE(eventually([&] { return asked == 1; }));
+    std::this_thread::sleep_for(10ms);
+    EXPECT_FALSE(prefetch.take("a", 0, 99, {}).has_value());
+    for (std::uint64_t i = 1; i <= 2 * ReconstructionPrefetch::kMaxPlans; ++i)
+      prefetch.ask_ahead("a", i * 100, i * 100 + 99);
+  }  // destroyed with plans queued: the thread stops without asking them all
+  EXPECT_LE(asked, static_cast<int>(2 * ReconstructionPrefetch::kMaxPlans) + 1);
+}
+
+}  // namespace
+}  // namespace hfget::transfer
