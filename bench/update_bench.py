@@ -4,9 +4,12 @@
 One Hub emulator with Xet, nginx serving the xorbs (presigned URLs, Range), as in download_bench.py --xet.
 Revision 1 is a generated model (--size, --shards); revision 2 re-trains one shard (every tensor byte new)
 and changes --spans spans of --span-size ("tensors") in every other shard, the safetensors headers kept. Both
-are uploaded through the real JS Xet writer (@huggingface/hub uploadFiles), revision 2 after revision 1 and
-deduplicated against it through the CAS's global-dedup query, as on the Hub. Then for each tool, in a fresh
-target: revision 1 (not timed), then revision 2 (timed, its xorb and bridge bytes from nginx's log):
+are written by a real Xet writer, revision 2 after revision 1 and deduplicated against it by the writer, as on
+the Hub: `--writer js`, @huggingface/hub uploadFiles through the emulator (the CAS's global-dedup query), or
+`--writer hf_xet`, the Rust client of huggingface_hub into a local:// store with no server
+(bench/xet_local_store.py; the GPU server, which has hf_xet and `hf` but no node). The default is js where node
+and tests/interop/node_modules are there, hf_xet otherwise. Then for each tool, in a fresh target: revision 1
+(not timed), then revision 2 (timed, its xorb and bridge bytes from nginx's log):
 
   hfget           hfget download (chunk reuse: copies what the files of revision 1 hold)
   hfget-no-reuse  hfget download --no-chunk-reuse (every chunk of the changed files fetched)
@@ -17,6 +20,7 @@ the bytes that changed (f x size) and the bytes the writer stored anew (what no 
 issue's target, wire <= f x size + 5 % of the model, with PASS/MISS; hfget against the others.
 
     python3 bench/update_bench.py --size 256MiB --shards 8 --hfget build/hfget
+    python3 bench/update_bench.py --writer hf_xet --size 1GiB --shards 8 --work /dev/shm   # the GPU server
 """
 
 from __future__ import annotations
@@ -86,6 +90,23 @@ def stored_anew(hub: harness.Hub, rev1: str, rev2: str) -> int:
     return anew
 
 
+def js_writer_here() -> bool:
+    return bool(shutil.which("node")) and (ROOT / "tests/interop/node_modules/@huggingface/hub/package.json").is_file()
+
+
+def hf_xet_store(work: Path, v1: Path, v2: Path) -> Path:
+    """Both revisions written by hf_xet into one local:// store, laid out for the emulator: branch rev1 holds
+    revision 1, main revision 2 (a later --revision names each by its commit sha, as with the JS writer)."""
+    import xet_bench  # bench/
+    import xet_local_store  # bench/; imports hf_xet only when it writes
+
+    for model in (v1, v2):   # xet_local_store leaves empty files out of the commit: none in either revision
+        xet_bench.remove_empty_files(model)
+    store = work / "xet-store"
+    xet_local_store.build_revisions(store, [(f"model:{REPO}", "rev1", v1), (f"model:{REPO}", "main", v2)], work)
+    return store
+
+
 def command(tool: str, args, hub: harness.Hub, target: Path, home: Path, revision: str):
     if tool.startswith("hfget"):
         extra = ["--no-chunk-reuse"] if tool == "hfget-no-reuse" else []
@@ -113,20 +134,31 @@ def main() -> int:
     parser.add_argument("--span-size", default="2MiB")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--writer", choices=("js", "hf_xet"), default=None,
+                        help="the Xet writer of both revisions (default: js where node is, else hf_xet)")
+    parser.add_argument("--work", help="scratch folder (default: the system's temp dir; tmpfs on the GPU server)")
+    parser.add_argument("--nginx-workers", type=int, default=1)
     parser.add_argument("--json-out")
     args = parser.parse_args()
     size, span_size = parse_size(args.size), parse_size(args.span_size)
-    work = Path(tempfile.mkdtemp(prefix="hfget-update-bench-"))
+    writer = args.writer or ("js" if js_writer_here() else "hf_xet")
+    work = Path(tempfile.mkdtemp(prefix="hfget-update-bench-", dir=args.work))
     try:
         v1, v2, changed = make_revisions(work, size, args.shards, args.spans, span_size)
+        started = time.monotonic()
+        store = hf_xet_store(work, v1, v2) if writer == "hf_xet" else None
         model_bytes = sum(p.stat().st_size for p in v2.rglob("*") if p.is_file())
         expected = db.expected_files(v2)
         rows: dict[str, list[dict]] = {}
-        with harness.Hub({}, xet=True, cdn="nginx", xorbs_on_nginx=True) as hub:
-            started = time.monotonic()
-            rev1 = hub.xet_upload(v1, REPO, timeout=max(600.0, size / 2e6)).commit
-            rev2 = hub.xet_upload(v2, REPO, timeout=max(600.0, size / 2e6)).commit
-            print(f"[update] two revisions uploaded through the JS Xet writer in {time.monotonic() - started:.1f}s",
+        with harness.Hub({}, xet=True, cdn="nginx", xorbs_on_nginx=True, xet_store=store,
+                         nginx_workers=args.nginx_workers) as hub:
+            if store is None:
+                rev1 = hub.xet_upload(v1, REPO, timeout=max(600.0, size / 2e6)).commit
+                rev2 = hub.xet_upload(v2, REPO, timeout=max(600.0, size / 2e6)).commit
+            else:
+                rev1, rev2 = hub.commit(REPO, "rev1"), hub.commit(REPO, "main")
+            writer_name = "the JS Xet writer" if store is None else "hf_xet (its local:// store)"
+            print(f"[update] two revisions written by {writer_name} in {time.monotonic() - started:.1f}s",
                   file=sys.stderr, flush=True)
             anew = stored_anew(hub, rev1, rev2)
             tools = [t for t in args.tools.split(",") if t and (t != "hf" or shutil.which("hf"))]
@@ -153,7 +185,7 @@ def main() -> int:
                     shutil.rmtree(run_dir, ignore_errors=True)
         target_bytes = changed + 0.05 * model_bytes
         lines = [f"update benchmark: {model_bytes / 1e6:.0f} MB model, {args.shards} shards; revision 2 changes "
-                 f"{changed / 1e6:.1f} MB (f = {changed / model_bytes:.3f}); the JS writer stored "
+                 f"{changed / 1e6:.1f} MB (f = {changed / model_bytes:.3f}); {writer_name} stored "
                  f"{anew / 1e6:.1f} MB of it anew; {os.cpu_count()} CPUs", "",
                  f"{'tool':<16}{'wall s':>8}{'xorb MB':>10}{'bridge MB':>11}{'wire/size':>11}  check"]
         summary = {}

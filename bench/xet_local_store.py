@@ -77,12 +77,29 @@ def starts_with_chunk(path: Path) -> bool:
 def build(store_dir: Path, size: int, shards: int, work: Path) -> None:
     model = work / "model"
     make_model(model, shards=shards, shard_size=size // shards)
-    files = sorted(p for p in model.rglob("*") if p.is_file() and p.stat().st_size > 0)
-    xet_files = [p for p in files if is_xet_file(p.relative_to(model).as_posix())]
+    writer = build_revisions(store_dir, [(REPO_KEY, "main", model)], work)
+    (store_dir / MODEL_RECORD).write_text(json.dumps({"size": size, "shards": shards, "writer": writer}) + "\n",
+                                          encoding="utf-8")
+
+
+def build_revisions(store_dir: Path, revisions: list[tuple[str, str, Path]], work: Path) -> str:
+    """Upload each (repo key, branch, model folder) in turn through hf_xet into one local:// store, as one upload
+    commit each, so that a later revision is deduplicated against what the earlier ones stored (the writer's
+    own choice, as on the Hub), and lay the store out for the emulator with one commit record per revision.
+    The store's files are hard links into the model folders and the local store: keep those on one filesystem.
+    Returns the writer's name."""
     local = work / "local-store"
-    started = time.monotonic()
-    writer = write_with_hf_xet(xet_files, local)
-    wrote = time.monotonic() - started
+    writer = ""
+    uploaded: list[tuple[str, str, Path, list[Path], list[Path]]] = []
+    for repo_key, branch, model in revisions:
+        files = sorted(p for p in model.rglob("*") if p.is_file() and p.stat().st_size > 0)
+        xet_files = [p for p in files if is_xet_file(p.relative_to(model).as_posix())]
+        started = time.monotonic()
+        writer = write_with_hf_xet(xet_files, local)
+        total = sum(p.stat().st_size for p in xet_files)
+        print(f"xet_local_store: hf_xet wrote {branch} of {repo_key}: {len(xet_files)} files ({total:,} bytes) in "
+              f"{time.monotonic() - started:.1f}s", file=sys.stderr, flush=True)
+        uploaded.append((repo_key, branch, model, files, xet_files))
     stored = sorted(p for p in local.rglob("*") if p.is_file())
     print("xet_local_store: hf_xet's store: " + ", ".join(f"{p.relative_to(local)} ({p.stat().st_size:,})"
                                                            for p in stored[:6]), file=sys.stderr, flush=True)
@@ -97,33 +114,36 @@ def build(store_dir: Path, size: int, shards: int, work: Path) -> None:
     for sub in ("xorbs", "shards", "files"):
         (store_dir / sub).mkdir(parents=True)
     for xorb in xorbs:
-        os.link(xorb, store_dir / "xorbs" / hex_name(xorb))
+        target = store_dir / "xorbs" / hex_name(xorb)
+        if not target.exists():
+            os.link(xorb, target)
     for shard in shard_files:
         shutil.copyfile(shard, store_dir / "shards" / shard.name)
     store = XetStore(store_dir, token_ttl=3600, url_ttl=3600)   # indexes what is there, as the emulator will
-    record = {"repo": REPO_KEY, "branch": "main", "parent": "", "files": {}}
-    for path in files:
-        relative = path.relative_to(model).as_posix()
-        sha256 = sha256_file(path)
-        xet_hash = store.xet_hash_for_sha256(sha256) if path in xet_files else None
-        if path in xet_files and xet_hash is None:
-            raise SystemExit(f"xet_local_store: hf_xet's shards name no file with the SHA-256 of {relative}")
-        missing = [t.xorb for t in (store.file(xet_hash).terms if xet_hash else ()) if not store.has_xorb(t.xorb)]
-        if missing:
-            raise SystemExit(f"xet_local_store: {relative} names xorbs the store lacks: {missing[:3]} "
-                             f"(files: {sorted(p.name for p in xorbs)[:3]})")
-        target = store_dir / "files" / sha256
-        if not target.exists():
-            os.link(path, target)
-        record["files"][relative] = {"sha256": sha256, "xet_hash": xet_hash, "lfs": xet_hash is not None}
-    (store_dir / "commits.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
-    (store_dir / MODEL_RECORD).write_text(json.dumps({"size": size, "shards": shards, "writer": writer}) + "\n",
-                                          encoding="utf-8")
+    records = []
+    for repo_key, branch, model, files, xet_files in uploaded:
+        record = {"repo": repo_key, "branch": branch, "parent": "", "files": {}}
+        for path in files:
+            relative = path.relative_to(model).as_posix()
+            sha256 = sha256_file(path)
+            xet_hash = store.xet_hash_for_sha256(sha256) if path in xet_files else None
+            if path in xet_files and xet_hash is None:
+                raise SystemExit(f"xet_local_store: hf_xet's shards name no file with the SHA-256 of {relative}")
+            missing = [t.xorb for t in (store.file(xet_hash).terms if xet_hash else ()) if not store.has_xorb(t.xorb)]
+            if missing:
+                raise SystemExit(f"xet_local_store: {relative} names xorbs the store lacks: {missing[:3]} "
+                                 f"(files: {sorted(p.name for p in xorbs)[:3]})")
+            target = store_dir / "files" / sha256
+            if not target.exists():
+                os.link(path, target)
+            record["files"][relative] = {"sha256": sha256, "xet_hash": xet_hash, "lfs": xet_hash is not None}
+        records.append(json.dumps(record))
+    (store_dir / "commits.jsonl").write_text("\n".join(records) + "\n", encoding="utf-8")
     xorb_bytes = sum(p.stat().st_size for p in (store_dir / "xorbs").iterdir())
-    total = sum(p.stat().st_size for p in xet_files)
-    print(f"xet_local_store: hf_xet wrote {len(xet_files)} files ({total:,} bytes) in {wrote:.1f}s: "
-          f"{len(xorbs)} xorbs ({xorb_bytes:,} bytes, {xorb_bytes / max(total, 1):.3f} x), {len(shard_files)} shards; "
-          f"store at {store_dir}", file=sys.stderr, flush=True)
+    total = sum(p.stat().st_size for *_, xet_files in uploaded for p in xet_files)
+    print(f"xet_local_store: {len(xorbs)} xorbs ({xorb_bytes:,} bytes, {xorb_bytes / max(total, 1):.3f} x the "
+          f"{total:,} bytes uploaded), {len(shard_files)} shards; store at {store_dir}", file=sys.stderr, flush=True)
+    return writer
 
 
 def main() -> int:

@@ -334,6 +334,9 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
   const auto held_locally = [&](std::size_t term) {
     return local != nullptr ? local->find(plan.terms[term]) : std::nullopt;
   };
+  // The local span of the term that ended the previous run (next_from_term), found there: not looked up twice.
+  std::optional<LocalChunks::Span> next_from;
+  std::size_t next_from_term = 0;
   for (std::size_t first = 0; first < plan.terms.size();) {
     if (task.cancelled || task.file->restart_requested() || writer.reached_end()) return std::nullopt;
     if (memory.holds(first)) {
@@ -341,7 +344,9 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
       memory.write(first++, writer, state.chunk_layout());
       continue;
     }
-    if (const std::optional<LocalChunks::Span> from = held_locally(first)) {
+    const std::optional<LocalChunks::Span> from =
+        next_from && next_from_term == first ? std::exchange(next_from, std::nullopt) : held_locally(first);
+    if (from) {
       const std::uint64_t before = writer.accepted();
       const CopyOutcome copied = copy_term(*from, plan.terms[first], writer, state.chunk_layout(), copy_buffer_);
       shared_.bytes_copied += writer.accepted() - before;
@@ -362,7 +367,10 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
     // that a local file holds ends it (it is copied instead).
     std::size_t end = first + 1;
     while (end < plan.terms.size() && plan.terms[end].fetch == plan.terms[first].fetch &&
-           plan.terms[end].chunk_begin == plan.terms[end - 1].chunk_end && !held_locally(end)) {
+           plan.terms[end].chunk_begin == plan.terms[end - 1].chunk_end) {
+      next_from = held_locally(end);
+      next_from_term = end;
+      if (next_from) break;
       ++end;
     }
     // The fetch is decoded past the run's last term where a later term names chunks it holds there (the tail
