@@ -973,10 +973,14 @@ def main() -> int:
                         "hfget,hfget-bridge,js-xetblob,hf (default all)")
     parser.add_argument("--xet-store", metavar="DIR", help="with --xet: keep the Xet store in DIR; a DIR holding an "
                         "earlier upload of this model is served again with no upload (no node needed)")
+    parser.add_argument("--xet-rate-cap", metavar="RATE", help="with --xet: nginx limit_rate per connection on the "
+                        "xorbs and the bridge's bodies alike (e.g. 65m, a fast CDN edge's ~68 MB/s)")
     args = parser.parse_args()
     tools = [t for t in args.tools.split(",") if t]
     try:
         caps = {f"capped-{c.strip()}": parse_rate(c) for c in args.rate_cap.split(",") if c.strip()}
+        if args.xet_rate_cap:
+            parse_rate(args.xet_rate_cap)
         speeds = [r.strip() for r in args.max_speed_rates.split(",") if r.strip()]
         [parse_rate(r) for r in speeds]
         sweep = [int(n) for n in args.connection_sweep.split(",") if n.strip()]

@@ -2,12 +2,30 @@
 #include "transfer/chunk_scheduler.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace hfget::transfer {
 namespace {
 
 // How many split sizes of bytes still to come make a range worth cutting inside the request in flight.
 constexpr std::uint64_t kLongRemainder = 4;
+// ...or how long the rest of it would take at the rate it has come so far (a connection the CDN caps, a
+// stalling one): then the server has not sent it yet, so a cut wastes little, and halving it saves that long.
+constexpr std::chrono::milliseconds kSlowRemainder{250};
+// The least time a range has run before its rate says anything.
+constexpr std::chrono::milliseconds kRateSample{50};
+
+// Whether the `remaining` bytes of `task` would take longer than kSlowRemainder at its rate so far.
+bool slow_to_finish(const RangeTask& task, std::uint64_t position, std::uint64_t remaining,
+                    std::chrono::steady_clock::time_point now) {
+  const auto elapsed = now - task.started;
+  if (task.started == std::chrono::steady_clock::time_point{} || elapsed < kRateSample) return false;
+  const std::uint64_t received = position > task.begin ? position - task.begin : 0;
+  if (received == 0) return elapsed >= kSlowRemainder;
+  const double seconds_left =
+      static_cast<double>(remaining) * std::chrono::duration<double>(elapsed).count() / static_cast<double>(received);
+  return seconds_left >= std::chrono::duration<double>(kSlowRemainder).count();
+}
 
 }  // namespace
 
@@ -101,6 +119,7 @@ RangeTask* ChunkScheduler::start_task(FileState& file, store::ByteRange range) {
   task.position = range.begin;
   task.end = range.end;
   task.extension = this;
+  task.started = std::chrono::steady_clock::now();
   ++file.in_flight;
   return &task;
 }
@@ -149,6 +168,7 @@ RangeTask* ChunkScheduler::split_tail() {
   std::uint64_t largest_remaining = 0;
   RangeTask* freest = nullptr;
   std::uint64_t freest_unasked = 0;
+  const auto now = std::chrono::steady_clock::now();
   for (RangeTask& task : tasks_) {
     const FileState& file = files_[task.file_index];
     if (task.cancelled || file.phase != FileState::Phase::kActive || file.in_flight >= file.budget->limit()) {
@@ -160,8 +180,9 @@ RangeTask* ChunkScheduler::split_tail() {
     const std::uint64_t asked = std::max<std::uint64_t>(task.requested_until, position);
     const std::uint64_t unasked = task.requested_until > 0 && end > asked ? end - asked : 0;
     // A request cut short wastes what the server already sent, all of it on a fast path: a range asked for
-    // a piece at a time is cut inside its request only when what it still has to come is long.
-    const bool cut_is_cheap = task.requested_until == 0 || remaining >= kLongRemainder * plan_.min_split_bytes;
+    // a piece at a time is cut inside its request only when what it still has to come is long, or slow to come.
+    const bool cut_is_cheap = task.requested_until == 0 || remaining >= kLongRemainder * plan_.min_split_bytes ||
+                              slow_to_finish(task, position, remaining, now);
     if (remaining > largest_remaining && cut_is_cheap) {
       largest = &task;
       largest_remaining = remaining;

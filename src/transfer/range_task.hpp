@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -47,6 +48,8 @@ struct RangeTask {
   /// `end` (the Xet source: it asks a xorb range at a time). Cutting the range there wastes nothing: the
   /// request in flight is not cut short. 0: the request in flight may run to `end` (the bridge).
   std::atomic<std::uint64_t> requested_until{0};
+  /// When the scheduler handed the range out: with how far `position` got since, how fast it is coming.
+  std::chrono::steady_clock::time_point started{};
 };
 
 }  // namespace hfget::transfer

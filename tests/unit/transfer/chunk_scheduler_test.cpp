@@ -246,6 +246,46 @@ TEST(ChunkScheduler, SplitsARangeWhereItsRequestInFlightEndsRatherThanCutIt) {
   EXPECT_EQ(f.blob(other), f.contents[other.path]);
 }
 
+TEST(ChunkScheduler, CutsARequestInFlightThatIsSlowToComeButNotOneThatIsFast) {
+  Fixture f;
+  const RemoteFile xet_file = f.add_file("xet.safetensors", 8 * kMiB);
+  const RemoteFile bridge_file = f.add_file("bridge.safetensors", 6 * kMiB + kMiB / 2);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(xet_file));
+  jobs.push_back(f.job(bridge_file));
+  // Splits leave 3 MiB at least; a request in flight is long from 12 MiB to come.
+  ChunkScheduler scheduler(std::move(jobs), {8, 64 * kMiB, 3 * kMiB}, f.publish(), {});
+  RangeTask* xet = scheduler.next();
+  RangeTask* bridge = scheduler.next();
+  ASSERT_NE(xet, nullptr);
+  ASSERT_NE(bridge, nullptr);
+  ASSERT_EQ(xet->file->remote().path, xet_file.path);
+  // The Xet range has asked for all of its bytes in one request and has 1 MiB of them: 7 MiB to come, more
+  // than the bridge range's 6.5, but arriving fast (just started), so it is not cut: the bridge range is.
+  xet->requested_until = 8 * kMiB;
+  xet->position = kMiB;
+  xet->started = std::chrono::steady_clock::now();
+  RangeTask* helper = scheduler.next();
+  ASSERT_NE(helper, nullptr);
+  EXPECT_EQ(helper->file->remote().path, bridge_file.path);
+  // The same range, 1 MiB in 10 s (a capped or stalling connection): the rest would take a minute, so it is
+  // cut in the middle of what it has to come, its request in flight notwithstanding.
+  xet->started = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  RangeTask* slow_helper = scheduler.next();
+  ASSERT_NE(slow_helper, nullptr);
+  EXPECT_EQ(slow_helper->file->remote().path, xet_file.path);
+  EXPECT_EQ(slow_helper->begin, 8 * kMiB - 7 * kMiB / 2);
+  EXPECT_EQ(xet->end.load(), slow_helper->begin);
+  xet->position = 0;  // the fetch below writes its first MiB too
+  for (RangeTask* task : {xet, bridge, helper, slow_helper}) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  EXPECT_EQ(scheduler.next(), nullptr);
+  EXPECT_EQ(f.blob(xet_file), f.contents[xet_file.path]);
+  EXPECT_EQ(f.blob(bridge_file), f.contents[bridge_file.path]);
+}
+
 TEST(ChunkScheduler, ARefusedConnectionLowersTheFilesConnectionBudget) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 4 * kMiB);
