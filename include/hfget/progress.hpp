@@ -41,8 +41,11 @@ class ProgressSink {
   virtual void on_plan(const DownloadPlanSummary& /*plan*/) {}
   /// `resumed_bytes` were already on disk from an earlier run.
   virtual void on_file_started(const RemoteFile& /*file*/, std::uint64_t /*resumed_bytes*/) {}
-  /// New bytes written for `file` (received over the network).
+  /// New bytes written for `file` (received over the network, or copied: on_bytes_copied).
   virtual void on_bytes(const RemoteFile& /*file*/, std::uint64_t /*bytes*/) {}
+  /// Of the bytes on_bytes reports for `file`, `bytes` were copied from a file already in the target (Xet
+  /// chunks an earlier revision holds) instead of received; reported around the time they are written.
+  virtual void on_bytes_copied(const RemoteFile& /*file*/, std::uint64_t /*bytes*/) {}
   /// Bytes thrown away (server ignored Range, hash mismatch): progress goes back by that much.
   virtual void on_bytes_discarded(const RemoteFile& /*file*/, std::uint64_t /*bytes*/) {}
   virtual void on_retry(const RemoteFile& /*file*/, int /*attempt*/, std::string_view /*reason*/,

@@ -16,6 +16,7 @@ nlohmann::json counters(const ProgressSnapshot& snapshot) {
           {"bytes_done", snapshot.bytes_done},
           {"bytes_total", snapshot.bytes_total},
           {"bytes_this_run", snapshot.bytes_this_run},
+          {"bytes_copied_this_run", snapshot.bytes_copied_this_run},
           {"rate_bytes_per_second", snapshot.rate_bytes_per_second},
           {"eta_seconds", snapshot.eta_seconds ? nlohmann::json(*snapshot.eta_seconds) : nlohmann::json(nullptr)}};
 }

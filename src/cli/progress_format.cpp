@@ -15,13 +15,16 @@ std::string status_line(const ProgressSnapshot& snapshot) {
                                                   : 100.0;
   std::string shards;
   if (snapshot.shards_total > 0) shards = fmt::format("{}/{} shards  ", snapshot.shards_done, snapshot.shards_total);
+  const std::string copied = snapshot.bytes_copied_this_run > 0
+                                 ? fmt::format("  {} copied", util::format_binary_bytes(snapshot.bytes_copied_this_run))
+                                 : "";
   const std::string connections =
       snapshot.connections > 0 ? fmt::format("  {} conn{}", snapshot.connections, snapshot.connections == 1 ? "" : "s")
                                : "";
-  return fmt::format("{}{}/{} files  {} / {} ({:.1f}%)  {}{}  ETA {}", shards, snapshot.files_done,
+  return fmt::format("{}{}/{} files  {} / {} ({:.1f}%)  {}{}{}  ETA {}", shards, snapshot.files_done,
                      snapshot.files_total, util::format_binary_bytes(snapshot.bytes_done),
                      util::format_binary_bytes(snapshot.bytes_total), percent,
-                     util::format_rate(snapshot.rate_bytes_per_second), connections,
+                     util::format_rate(snapshot.rate_bytes_per_second), copied, connections,
                      snapshot.eta_seconds ? util::format_duration(*snapshot.eta_seconds) : "?");
 }
 

@@ -66,6 +66,11 @@ void ProgressReporter::on_bytes(const RemoteFile& file, std::uint64_t bytes) {
   tracker_.bytes(file, bytes);
 }
 
+void ProgressReporter::on_bytes_copied(const RemoteFile& /*file*/, std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  tracker_.bytes_copied(bytes);
+}
+
 void ProgressReporter::on_bytes_discarded(const RemoteFile& file, std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   tracker_.bytes_discarded(file, bytes);

@@ -27,6 +27,7 @@ class ProgressReporter final : public ProgressSink {
   void on_plan(const DownloadPlanSummary& plan) override;
   void on_file_started(const RemoteFile& file, std::uint64_t resumed_bytes) override;
   void on_bytes(const RemoteFile& file, std::uint64_t bytes) override;
+  void on_bytes_copied(const RemoteFile& file, std::uint64_t bytes) override;
   void on_bytes_discarded(const RemoteFile& file, std::uint64_t bytes) override;
   void on_retry(const RemoteFile& file, int attempt, std::string_view reason, std::chrono::milliseconds delay) override;
   void on_file_done(const RemoteFile& file) override;

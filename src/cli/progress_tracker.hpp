@@ -30,9 +30,10 @@ struct ProgressSnapshot {
   std::size_t shards_total = 0;
   std::size_t shards_done = 0;
   std::uint64_t bytes_total = 0;
-  std::uint64_t bytes_done = 0;      // on disk, including what earlier runs left
-  std::uint64_t bytes_this_run = 0;  // received over the network in this run
-  double rate_bytes_per_second = 0;  // over the last few seconds
+  std::uint64_t bytes_done = 0;             // on disk, including what earlier runs left
+  std::uint64_t bytes_this_run = 0;         // written in this run (received, or copied from files already here)
+  std::uint64_t bytes_copied_this_run = 0;  // of those, copied from files already here (Xet chunk reuse)
+  double rate_bytes_per_second = 0;         // over the last few seconds
   std::optional<double> eta_seconds;
   std::vector<ActiveFile> active;  // files in flight, largest first
   std::string last_error;
@@ -45,6 +46,7 @@ class ProgressTracker {
   void plan(const DownloadPlanSummary& plan);
   void file_started(const RemoteFile& file, std::uint64_t resumed_bytes);
   void bytes(const RemoteFile& file, std::uint64_t count);
+  void bytes_copied(std::uint64_t count) { state_.bytes_copied_this_run += count; }
   void bytes_discarded(const RemoteFile& file, std::uint64_t count);
   void file_done(const RemoteFile& file);
   void file_failed(const RemoteFile& file, const std::string& message);

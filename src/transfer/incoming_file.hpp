@@ -97,6 +97,8 @@ class IncomingFile {
   void abandon();
 
   std::uint64_t bytes_received() const noexcept { return bytes_received_; }
+  /// Tells progress that `bytes` of what store() is given were copied from a local file, not received.
+  void note_copied(std::uint64_t bytes) { progress_.on_bytes_copied(file_, bytes); }
 
  private:
   void record(store::ByteRange range, std::span<const std::byte> written);  // requires mutex_

@@ -349,7 +349,9 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
     if (from) {
       const std::uint64_t before = writer.accepted();
       const CopyOutcome copied = copy_term(*from, plan.terms[first], writer, state.chunk_layout(), copy_buffer_);
-      shared_.bytes_copied += writer.accepted() - before;
+      const std::uint64_t copied_bytes = writer.accepted() - before;
+      shared_.bytes_copied += copied_bytes;
+      if (copied_bytes > 0) task.file->note_copied(copied_bytes);
       if (copied == CopyOutcome::kCopied) {
         term_offset += plan.terms[first++].data_bytes;
         continue;

@@ -37,12 +37,13 @@ RATE_PER_CONNECTION = "256k"
 
 TIMESTAMPED = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (.*)$")
 # "1/2 shards  10/12 files  587.8 KiB / 1.2 MiB (46.0%)  650.2 kB/s  8 conns  ETA 1s" (shards only when there are
-# some, connections once the fetch started)
+# some, "  12.0 MiB copied" after the rate once Xet chunks were copied from files already here, connections once
+# the fetch started)
 # The periodic line may add the files in flight with the most left: "  in flight: a 12%, b 40% (+1 more)".
-STATUS = re.compile(r"^(\d+/\d+ shards  )?\d+/\d+ files  \S+ \S+ / \S+ \S+ \(\d+\.\d%\)  \S+ \S+(  \d+ conns?)?  ETA \S+"
+STATUS = re.compile(r"^(\d+/\d+ shards  )?\d+/\d+ files  \S+ \S+ / \S+ \S+ \(\d+\.\d%\)  \S+ \S+(  \S+ \S+ copied)?(  \d+ conns?)?  ETA \S+"
                     r"(  in flight: \S+ \d+%(, \S+ \d+%)?( \(\+\d+ more\))?)?$")
 COUNTERS = ("files_done", "files_total", "shards_done", "shards_total", "bytes_done", "bytes_total",
-            "bytes_this_run", "rate_bytes_per_second", "eta_seconds")
+            "bytes_this_run", "bytes_copied_this_run", "rate_bytes_per_second", "eta_seconds")
 EVENTS = {"start", "file_started", "file_done", "progress", "retry", "error", "waiting", "done", "log",
           "connections", "file_path"}
 # A zone far from UTC: a timestamp written in local time would be 5.5 hours off.

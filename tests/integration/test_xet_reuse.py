@@ -129,6 +129,20 @@ class XetReuseTest(HfgetTestCase):
         self.assertGreaterEqual(copied + fetched, xet_bytes, report)
         self.assertLess(anew, self.model_bytes / 2, f"the writer deduplicated little: {report}")
 
+    def test_progress_counts_the_copied_bytes_apart(self):
+        target = self.hub.new_dir("local")
+        self.download(target, self.rev1, "local")
+        result = self.hub.run_hfget(["download", REPO, "--revision", self.rev2, "--local-dir", str(target), "--json",
+                                     "--progress", "json"])
+        self.assertEqual(result.code, 0, result.stderr[-3000:])
+        copied = json.loads(result.stdout)["summary"]["bytes_copied_locally"]
+        events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+        done = [e for e in events if e.get("event") == "done"]
+        self.assertEqual(len(done), 1, result.stderr[-3000:])
+        self.assertGreater(copied, 0)
+        self.assertEqual(done[0]["bytes_copied_this_run"], copied)
+        self.assertGreaterEqual(done[0]["bytes_this_run"], copied)
+
     def test_an_update_in_a_local_dir_fetches_about_what_changed(self):
         self.assertFetchedAboutWhatChanged(self.update("local"), "local")
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// What the periodic log line says about the files in flight.
+// What the periodic log line says: the status, and the files in flight.
 #include <gtest/gtest.h>
 
 #include "cli/progress_views.hpp"
@@ -22,6 +22,18 @@ TEST(InFlightSummary, NeverShowsAnUnfinishedFileAtAHundredPercent) {
 
 TEST(InFlightSummary, IsEmptyWhenNothingIsInFlight) {
   EXPECT_EQ(in_flight_summary(ProgressSnapshot{}, 2), "");
+}
+
+TEST(StatusLine, SaysHowManyBytesWereCopiedOnlyWhenSomeWere) {
+  ProgressSnapshot snapshot;
+  snapshot.files_total = 2;
+  snapshot.bytes_total = 4 << 20;
+  snapshot.bytes_done = 2 << 20;
+  snapshot.connections = 8;
+  EXPECT_EQ(status_line(snapshot).find("copied"), std::string::npos);
+  snapshot.bytes_copied_this_run = 3 << 19;
+  const std::string line = status_line(snapshot);
+  EXPECT_NE(line.find("  1.5 MiB copied  8 conns  ETA"), std::string::npos) << line;
 }
 
 }  // namespace
