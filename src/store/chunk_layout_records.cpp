@@ -53,7 +53,8 @@ std::vector<ChunkLayoutRecord> load_chunk_layouts(const std::filesystem::path& s
   for (const std::filesystem::directory_entry& entry : entries) {
     if (records.size() >= kMaxChunkLayoutRecords) break;
     const std::string name = entry.path().filename().string();
-    if (!xet::is_hash_hex(name) || !entry.is_regular_file(error)) continue;
+    // Not followed: a record is a regular file hfget wrote, never a link to something else.
+    if (!xet::is_hash_hex(name) || !entry.is_regular_file(error) || entry.is_symlink(error)) continue;
     const std::uint64_t left = kMaxChunkLayoutBytes - bytes_read;
     const std::optional<std::string> record = util::read_text_file(entry.path(), std::min(kMaxRecordBytes, left));
     if (!record) continue;

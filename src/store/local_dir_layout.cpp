@@ -81,8 +81,12 @@ class LocalDirLayout final : public Layout {
   std::filesystem::path content_path(const RemoteFile& file) const override { return root_ / file.path; }
 
   // Only what hfget itself checked, unchanged since: a file of the same name and size may have been edited.
+  // The paths come from published.jsonl, a file in the target that anyone who can write there can edit: one
+  // that is not a safe repo path, or that leads through a symbolic link, is no source (it could name a file
+  // outside the target, whose bytes would then be copied into it).
   std::optional<std::filesystem::path> find_content(const std::string& sha256, std::uint64_t size) const override {
     for (const std::string& path : published_.paths_with_etag(sha256)) {
+      if (unsafe_path_reason(path) || leads_through_a_link(path)) continue;
       const std::filesystem::path file = root_ / path;
       std::error_code error;
       if (published_.vouches_for(path, sha256, file) && std::filesystem::file_size(file, error) == size && !error) {
@@ -90,6 +94,16 @@ class LocalDirLayout final : public Layout {
       }
     }
     return std::nullopt;
+  }
+
+  bool leads_through_a_link(const std::string& path) const {
+    std::filesystem::path at = root_;
+    for (const std::filesystem::path& part : std::filesystem::path(path)) {
+      at /= part;
+      std::error_code error;
+      if (std::filesystem::symlink_status(at, error).type() == std::filesystem::file_type::symlink) return true;
+    }
+    return false;
   }
 
   bool adopt_unrecorded(const RemoteFile& file, const std::stop_token& stop) override {

@@ -88,6 +88,8 @@ CopyOutcome copy_term(const LocalChunks::Span& from, const xet::Term& term, Task
   bool wrote = false;
   for (const std::uint32_t length : from.span.lengths) {
     if (writer.reached_end()) break;
+    // No chunk is longer (the decoder refuses one): a record that says so is wrong, and nothing is read past it.
+    if (length > buffer.size()) return wrote ? CopyOutcome::kCutShort : CopyOutcome::kUnreadable;
     const std::span<std::byte> data(buffer.data(), length);
     if (!read_exactly(fd.get(), offset, data)) return wrote ? CopyOutcome::kCutShort : CopyOutcome::kUnreadable;
     // As for a fetched chunk (XetRangeSink): where it lies in the file, whether this range writes all of it or not.

@@ -70,7 +70,11 @@ std::size_t ReconstructionPrefetch::plans_used() const {
 }
 
 void ReconstructionPrefetch::run(const std::stop_token& stop, const std::function<Ask(std::stop_token)>& make_ask) {
-  const Ask ask = make_ask(stop);
+  Ask ask;
+  try {
+    ask = make_ask(stop);  // a transport of its own: curl_easy_init can fail, and an exception here would end
+  } catch (...) {          // the process (std::terminate); without it the connections ask for themselves
+  }
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {
     auto queued = entries_.end();
@@ -88,7 +92,7 @@ void ReconstructionPrefetch::run(const std::stop_token& stop, const std::functio
     lock.unlock();
     std::optional<xet::Reconstruction> plan;
     try {
-      plan = ask(xet_hash, first, last);
+      if (ask) plan = ask(xet_hash, first, last);
     } catch (...) {  // interrupted, or anything else: the connection asks for itself
       plan.reset();
     }

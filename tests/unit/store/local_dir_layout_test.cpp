@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stop_token>
@@ -11,6 +12,7 @@
 
 #include "hfget/error.hpp"
 #include "store/layout.hpp"
+#include "store/published_files.hpp"
 #include "store/tree_cache.hpp"
 #include "support/temp_dir.hpp"
 
@@ -75,6 +77,27 @@ class LocalDirLayoutTest : public ::testing::Test {
   Snapshot snapshot_{kCommit, {config_, weights_}};
   std::unique_ptr<Layout> layout_ = make_local_dir_layout(dir_.path(), kCommit);
 };
+
+TEST_F(LocalDirLayoutTest, FindsContentOnlyAtSafePathsThatLeadThroughNoLink) {
+  prepare("main");
+  publish(weights_, "abc");
+  const std::string sha256 = *weights_.lfs_sha256;
+  EXPECT_EQ(layout_->find_content(sha256, 3), dir_.path() / "x/y/a.bin");
+  EXPECT_EQ(layout_->find_content(sha256, 4), std::nullopt) << "another size";
+  // published.jsonl is a file in the target: edited, it could name the same content through a link, or
+  // outside the target. Neither is a source; the real path, now recorded for other content, is none either.
+  TempDir outside;
+  std::ofstream(outside.path() / "secret", std::ios::binary) << "abc";
+  std::filesystem::create_directory_symlink(dir_.path() / "x", dir_.path() / "link");
+  {
+    PublishedFiles published(layout_->state_dir());
+    published.record("link/y/a.bin", sha256, dir_.path() / "link/y/a.bin");
+    published.record("../" + outside.path().filename().string() + "/secret", sha256, outside.path() / "secret");
+    published.record("x/y/a.bin", std::string(64, '0'), dir_.path() / "x/y/a.bin");
+  }
+  const std::unique_ptr<Layout> reread = make_local_dir_layout(dir_.path(), kCommit);
+  EXPECT_EQ(reread->find_content(sha256, 3), std::nullopt);
+}
 
 TEST_F(LocalDirLayoutTest, SnapshotPathIsTheLocalDirItself) {
   EXPECT_EQ(layout_->snapshot_path(), std::filesystem::canonical(dir_.path()));

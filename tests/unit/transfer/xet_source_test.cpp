@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -30,6 +31,7 @@
 #include "support/temp_dir.hpp"
 #include "transfer/fetch_all.hpp"
 #include "transfer/publish.hpp"
+#include "util/read_text_file.hpp"
 
 namespace hfget::transfer {
 namespace {
@@ -517,6 +519,21 @@ TEST(ChunkLayoutRecords, IgnoresADamagedRecordAndRefusesANameThatIsNotASha256) {
   EXPECT_FALSE(store::load_chunk_layout(dir.path(), sha256, 10));
   EXPECT_FALSE(store::load_chunk_layout(dir.path(), "../../etc/passwd", 10));
   EXPECT_THROW(store::chunk_layout_path(dir.path(), "../x"), std::invalid_argument);
+}
+
+TEST(ChunkLayoutRecords, AreReadOnlyFromRegularFilesAndOnlyAsFarAsTheirBound) {
+  TempDir dir;
+  const std::string sha256(64, 'e');
+  store::save_chunk_layout(dir.path(), sha256, {.file_size = 10, .runs = {{std::string(64, 'b'), 0, 0, {10}}}});
+  const std::filesystem::path folder = store::chunk_layout_path(dir.path(), sha256).parent_path();
+  // A link under a record's name (to a record, or to /proc's files, which say they are empty and are not).
+  std::filesystem::create_symlink(store::chunk_layout_path(dir.path(), sha256), folder / std::string(64, 'f'));
+  std::filesystem::create_symlink("/proc/self/status", folder / std::string(64, 'a'));
+  const std::vector<store::ChunkLayoutRecord> records = store::load_chunk_layouts(dir.path());
+  ASSERT_EQ(records.size(), 1U);
+  EXPECT_EQ(records[0].sha256, sha256);
+  EXPECT_EQ(util::read_text_file("/proc/self/status", 16), std::nullopt) << "a size of 0 is not a bound";
+  EXPECT_TRUE(util::read_text_file("/proc/self/status", 1 << 20).has_value());
 }
 
 }  // namespace
