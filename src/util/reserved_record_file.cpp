@@ -29,21 +29,27 @@ void write_all_at_start(int fd, std::string_view data, const std::filesystem::pa
   }
 }
 
-// The spare, opened and locked: the flock is taken on the inode that carries the spare's name once it is held
-// (another writer may have exchanged it meanwhile; then the name now belongs to the other inode).
-UniqueFd open_locked_spare(const std::filesystem::path& spare) {
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    UniqueFd fd(::open(spare.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-    if (!fd.valid()) throw_file_error("cannot open", spare, errno);
-    while (::flock(fd.get(), LOCK_EX) != 0) {
-      if (errno != EINTR) throw_file_error("cannot lock", spare, errno);
-    }
-    struct stat held {};
-    struct stat named {};
-    if (::fstat(fd.get(), &held) != 0) throw_file_error("cannot stat", spare, errno);
-    if (::stat(spare.c_str(), &named) == 0 && named.st_ino == held.st_ino && named.st_dev == held.st_dev) return fd;
+// Writers of one record are serialised by a flock on `<name>.lock`, a file that is never renamed. (Locking the
+// spare itself, which trades names with the record on every write, sent a waiter that found the name moved
+// round again and again, and a writer could end up waiting on the lock it held itself.) Without the lock file,
+// say on a full disk beside a record an older version wrote, the write goes ahead unserialised: the record's last
+// word matters more than the unlikely race with another writer of the same record.
+UniqueFd lock_writers(const std::filesystem::path& lock) {
+  UniqueFd fd(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd.valid()) {
+    if (errno == ENOSPC || errno == EDQUOT) return fd;
+    throw_file_error("cannot open", lock, errno);
   }
-  throw_file_error("cannot lock", spare, EBUSY);
+  while (::flock(fd.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) throw_file_error("cannot lock", lock, errno);
+  }
+  return fd;
+}
+
+UniqueFd open_spare(const std::filesystem::path& spare) {
+  UniqueFd fd(::open(spare.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd.valid()) throw_file_error("cannot open", spare, errno);
+  return fd;
 }
 
 std::string padded(std::string_view content, std::size_t capacity) {
@@ -56,7 +62,7 @@ std::string padded(std::string_view content, std::size_t capacity) {
 // Fills the spare to its full size, so that its blocks are allocated for the next write. Best effort.
 void reserve_spare(const std::filesystem::path& spare, std::string_view content) {
   try {
-    const UniqueFd fd = open_locked_spare(spare);
+    const UniqueFd fd = open_spare(spare);
     write_all_at_start(fd.get(), content, spare);
   } catch (const std::exception&) {
     // No reservation: the next write creates the spare, and needs free space for it.
@@ -66,7 +72,10 @@ void reserve_spare(const std::filesystem::path& spare, std::string_view content)
 }  // namespace
 
 ReservedRecordFile::ReservedRecordFile(std::filesystem::path path, std::size_t capacity)
-    : path_(std::move(path)), spare_path_(path_.string() + ".spare"), capacity_(capacity) {}
+    : path_(std::move(path)),
+      spare_path_(path_.string() + ".spare"),
+      lock_path_(path_.string() + ".lock"),
+      capacity_(capacity) {}
 
 void ReservedRecordFile::write(std::string_view content) {
   if (content.size() + 1 > capacity_) {
@@ -74,7 +83,8 @@ void ReservedRecordFile::write(std::string_view content) {
     return;
   }
   const std::string text = padded(content, capacity_);
-  const UniqueFd spare = open_locked_spare(spare_path_);
+  const UniqueFd writers_lock = lock_writers(lock_path_);
+  const UniqueFd spare = open_spare(spare_path_);
   write_all_at_start(spare.get(), text, spare_path_);
   struct stat info {};
   if (::fstat(spare.get(), &info) == 0 && static_cast<std::size_t>(info.st_size) > capacity_) {

@@ -23,7 +23,8 @@ class ReservedRecordFile {
 
   /// Replaces the record with `content` (one JSON document, say). Content longer than the capacity is written
   /// with write_file_atomically, unreserved. Writers of one record in several processes are serialised by a
-  /// flock on the spare. Throws hfget::Error (kDiskFull for ENOSPC/EDQUOT) when it cannot.
+  /// flock on `<name>.lock`, a third file that never moves. Throws hfget::Error (kDiskFull for ENOSPC/EDQUOT) when it
+  /// cannot.
   void write(std::string_view content);
 
   const std::filesystem::path& path() const noexcept { return path_; }
@@ -32,6 +33,7 @@ class ReservedRecordFile {
  private:
   std::filesystem::path path_;
   std::filesystem::path spare_path_;
+  std::filesystem::path lock_path_;
   std::size_t capacity_;
 };
 

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "support/temp_dir.hpp"
 
@@ -47,7 +49,7 @@ TEST(ReservedRecordFile, FirstWriteCreatesTheRecordAndASpareWithItsBlocksAllocat
   ReservedRecordFile record(dir / "state.json", kCapacity);
   record.write(R"({"state": "running"})");
   EXPECT_EQ(without_padding(read_file(dir / "state.json")), R"({"state": "running"})");
-  EXPECT_EQ(names_in(dir.path()), (std::set<std::string>{"state.json", "state.json.spare"}));
+  EXPECT_EQ(names_in(dir.path()), (std::set<std::string>{"state.json", "state.json.lock", "state.json.spare"}));
   for (const char* name : {"state.json", "state.json.spare"}) {
     const struct stat info = stat_of(dir / name);
     EXPECT_EQ(static_cast<std::size_t>(info.st_size), kCapacity) << name;
@@ -66,7 +68,7 @@ TEST(ReservedRecordFile, RewritesTradeNamesBetweenTheSameTwoFilesSoNothingIsAllo
     EXPECT_EQ(without_padding(read_file(dir / "state.json")), content);
     EXPECT_EQ((std::set<ino_t>{stat_of(dir / "state.json").st_ino, stat_of(dir / "state.json.spare").st_ino}), inodes)
         << "write " << n << " made a new file instead of rewriting the spare";
-    EXPECT_EQ(names_in(dir.path()).size(), 2U);
+    EXPECT_EQ(names_in(dir.path()).size(), 3U);
   }
 }
 
@@ -100,6 +102,38 @@ TEST(ReservedRecordFile, ContentLargerThanTheCapacityIsStillWritten) {
   EXPECT_EQ(read_file(dir / "state.json"), large);
   record.write(R"({"n": 1})");
   EXPECT_EQ(without_padding(read_file(dir / "state.json")), R"({"n": 1})");
+}
+
+// Writers in several processes (queued runs of one target share its state file) meet on the spare's flock;
+// threads with their own descriptors contend for it the same way. A writer that still held the exchanged spare
+// while reserving a new one once waited on its own lock, and every other writer then waited on it.
+TEST(ReservedRecordFile, ConcurrentWritersOfOneRecordAllFinishWithOneWholeVersion) {
+  constexpr int kRounds = 150;
+  constexpr int kWriters = 8;
+  constexpr int kWritesEach = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    const TempDir dir;
+    std::vector<std::string> failures(kWriters);
+    std::vector<std::jthread> writers;
+    for (int writer = 0; writer < kWriters; ++writer) {
+      writers.emplace_back([&dir, &failures, writer] {
+        ReservedRecordFile record(dir / "state.json", kCapacity);
+        try {
+          for (int n = 0; n < kWritesEach; ++n) {
+            record.write("{\"writer\": " + std::to_string(writer) + ", \"n\": " + std::to_string(n) + "}");
+          }
+        } catch (const std::exception& error) {
+          failures[static_cast<std::size_t>(writer)] = error.what();
+        }
+      });
+    }
+    writers.clear();
+    for (const std::string& failure : failures) ASSERT_EQ(failure, "") << "round " << round;
+    const nlohmann::json data = nlohmann::json::parse(read_file(dir / "state.json"));
+    EXPECT_EQ(data.at("n"), kWritesEach - 1) << "round " << round;
+    EXPECT_EQ(names_in(dir.path()), (std::set<std::string>{"state.json", "state.json.lock", "state.json.spare"}))
+        << "round " << round;
+  }
 }
 
 }  // namespace
