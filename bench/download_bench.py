@@ -527,6 +527,11 @@ class Bench:
         name = f"{scenario}-{tool}-{repeat}"
         try:
             argv, env, target = self.command(tool, hub, run_dir)
+            trace_dir = os.environ.get("HFGET_BENCH_TRACE")
+            if trace_dir and tool.startswith("hfget") and "--log-file" in self.hfget_flags:
+                # Its closing lines say where the connections' time went (trace_report.py reads them).
+                Path(trace_dir).mkdir(parents=True, exist_ok=True)
+                argv += ["--log-file", str(Path(trace_dir) / f"{name}.hfget.log")]
             hub.reset_logs()
             os.sync()
             waited = wait_for_idle(self.args.idle_wait) if self.args.idle_wait > 0 else 0.0
@@ -547,7 +552,7 @@ class Bench:
                 result.connections = int(counts[-1]["count"]) if counts else self.fixed_connections(tool)
                 result.extra["connection_changes"] = len(counts)
             hub_log, cdn_log = hub.hub_requests(), hub.cdn_requests()
-            if trace_dir := os.environ.get("HFGET_BENCH_TRACE"):
+            if trace_dir:
                 write_trace(Path(trace_dir), name, hub, measured)
             result.hub_requests, result.cdn_requests = len(hub_log), len(cdn_log)
             result.bytes_sent = sent_bytes(hub_log, cdn_log)

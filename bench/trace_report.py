@@ -65,6 +65,11 @@ def report(trace_dir: Path, name: str) -> str:
     total = sum(r["bytes"] for r in bodies)
     lines.append(f"  nginx: {len(bodies)} bodies, {total / 1e6:.1f} MB on {len(by_connection)} connections; "
                  f"first body starts {first_body:.3f} s, last ends {last_end:.3f} s (exit at {wall:.3f})")
+    hfget_log = trace_dir / f"{name}.hfget.log"
+    if hfget_log.exists():
+        said = [line for line in hfget_log.read_text(errors="replace").splitlines() if "connections' time" in line]
+        if said:
+            lines.append("  hfget: " + said[-1].split("connections' time", 1)[1].lstrip(", "))
     lines.append(f"  connections: busy {busy:.3f} s, waiting between bodies {waiting:.3f} s "
                  f"({waiting / max(busy + waiting, 1e-9):.1%}); first connection done for good at {first_idle:.3f} s, "
                  f"tail {last_end - first_idle:.3f} s")

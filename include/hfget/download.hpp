@@ -87,6 +87,20 @@ struct PlannedFile {
   std::uint64_t bytes_to_copy = 0;
 };
 
+/// Where the download connections' time went, in seconds summed over every connection (16 connections for
+/// 10 s make 160 s): what tells a slow disk or hash from a slow link. `fetching` is the time on ranges; the
+/// four after it are parts of it (hashing also runs in `finishing`, for a file's last bytes); the rest of
+/// `fetching` is the network's: requests, and waiting for bytes to arrive.
+struct ConnectionTimes {
+  double fetching = 0;
+  double writing = 0;           // writing arrived bytes to the partial files
+  double hashing = 0;           // SHA-256 of them, as they become contiguous
+  double waiting_for_file = 0;  // for another connection of the same file to finish writing or hashing
+  double planning = 0;          // for Xet reconstructions (the CAS's plan of a range)
+  double finishing = 0;         // recording finished ranges, verifying and publishing finished files
+  double idle = 0;              // waiting for a range to fetch
+};
+
 struct DownloadReport {
   std::string commit;
   std::filesystem::path snapshot_path;
@@ -105,6 +119,7 @@ struct DownloadReport {
   std::uint64_t bytes_to_fetch = 0;         // still needed: selected minus complete files minus partial bytes
   std::optional<std::uint64_t> free_bytes;  // on the target's filesystem, when known
   std::chrono::duration<double> elapsed{};
+  ConnectionTimes connection_times;
   VerifyReport checks;  // the checks run at the end (no re-hash: fetched bytes were hashed on arrival)
 };
 

@@ -70,7 +70,17 @@ std::string render_download_result_json(const DownloadReport& report, const Down
       {"bytes_already_complete", bytes_present},
       {"bytes_reused", report.bytes_selected - report.bytes_to_fetch},
       {"bytes_to_fetch", report.bytes_to_fetch},
-      {"elapsed_seconds", report.elapsed.count()}};
+      {"elapsed_seconds", report.elapsed.count()},
+      // Where the connections' time went, summed over them (docs/cli.md): the network's share of `fetching`
+      // is what its parts leave.
+      {"connection_seconds",
+       {{"fetching", report.connection_times.fetching},
+        {"writing", report.connection_times.writing},
+        {"hashing", report.connection_times.hashing},
+        {"waiting_for_file", report.connection_times.waiting_for_file},
+        {"planning", report.connection_times.planning},
+        {"finishing", report.connection_times.finishing},
+        {"idle", report.connection_times.idle}}}};
   if (report.free_bytes) document["summary"]["free_bytes"] = *report.free_bytes;
   if (!options.dry_run) document["checks"] = verify_report_document(report.checks);
   return dumped(document);

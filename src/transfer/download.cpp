@@ -290,6 +290,7 @@ void take_fetch_results(const transfer::FetchResults& fetched, DownloadReport& r
   report.bytes_over_xet = fetched.bytes_over_xet - std::min(fetched.bytes_over_xet, fetched.bytes_copied);
   report.xorb_bytes_fetched = fetched.xorb_bytes_fetched;
   report.files_fetched = fetched.files_fetched;
+  report.connection_times = fetched.connection_times;
   report.elapsed = std::chrono::steady_clock::now() - started;
   if (std::any_of(fetched.errors.begin(), fetched.errors.end(), [](const auto& e) { return e.has_value(); })) {
     throw_worst(fetched.errors, fetched.stop_cause);

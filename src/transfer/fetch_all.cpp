@@ -12,6 +12,7 @@
 #include "transfer/download_steps.hpp"
 #include "transfer/local_chunks.hpp"
 #include "transfer/rate_limiter.hpp"
+#include "transfer/stage_clock.hpp"
 #include "transfer/xet_source.hpp"
 
 namespace hfget::transfer {
@@ -59,10 +60,24 @@ std::optional<Error> fetch_one(SourceConnection& connection, RangeTask& task, St
 // Nothing may leave a thread (std::terminate: no error line, no state record): what escapes the per-range
 // handling (memory exhausted while opening a file, say) stops the whole download with that cause.
 void serve(ByteSource& source, ChunkScheduler& scheduler, std::size_t number, const std::stop_token& stop,
-           StopAll& stop_all) {
+           StopAll& stop_all, StageClock* clock) {
   try {
     const std::unique_ptr<SourceConnection> connection = source.open_connection(stop);
-    while (RangeTask* task = scheduler.next(number)) scheduler.done(task, fetch_one(*connection, *task, stop_all));
+    while (true) {
+      RangeTask* task = nullptr;
+      {
+        const StageTimer idle(clock, &StageClock::idle_ns);
+        task = scheduler.next(number);
+      }
+      if (task == nullptr) break;
+      std::optional<Error> error;
+      {
+        const StageTimer fetching(clock, &StageClock::fetching_ns);
+        error = fetch_one(*connection, *task, stop_all);
+      }
+      const StageTimer finishing(clock, &StageClock::finishing_ns);
+      scheduler.done(task, error);
+    }
   } catch (const Error& error) {
     stop_all.because(error);
   } catch (const std::exception& error) {
@@ -79,6 +94,7 @@ std::vector<ScheduledFile> files_to_fetch(const std::vector<PlannedFile>& plan, 
     if (plan[i].complete) continue;
     todo.push_back(i);
     IncomingFileSettings file_settings = settings.file;
+    file_settings.clock = settings.clock;
     file_settings.replace_existing = plan[i].replace || settings.force_download;
     files.push_back({std::make_unique<IncomingFile>(plan[i].file, layout, progress, file_settings),
                      source.open_file(plan[i].file)});
@@ -133,8 +149,9 @@ FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettin
   StopAll stop_all(stop);
   ChunkScheduler scheduler(std::move(files), settings.chunks, publish, stop.get_token());
   {
-    ConnectionPool pool(scheduler,
-                        [&](std::size_t number) { serve(source, scheduler, number, stop.get_token(), stop_all); });
+    ConnectionPool pool(scheduler, [&](std::size_t number) {
+      serve(source, scheduler, number, stop.get_token(), stop_all, settings.clock);
+    });
     // Declared after the pool: the sampler stops before the pool it steers is destroyed.
     std::optional<ConnectionSteering> steering;
     if (settings.steering) {
@@ -185,6 +202,8 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                   hub.retry_max_time,
                   rate_limiter ? &*rate_limiter : nullptr,
                   layout.state_dir()};
+  StageClock clock;
+  xet.clock = &clock;
   // What the files already here hold (an earlier revision's, with the records hfget wrote when it fetched
   // them): read once, before any file of this download is published.
   LocalChunks local_chunks;
@@ -219,10 +238,12 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                      std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)};
   settings.force_download = options.force_download;
   settings.file = IncomingFileSettings{false, hub.max_attempts, hub.retry_base_delay};
+  settings.clock = &clock;
   FetchResults results = fetch_files(plan, settings, source, layout, publish, progress, std::move(outer_stop));
   results.bytes_over_xet = source.shared().bytes_stored;
   results.xorb_bytes_fetched = source.shared().bytes_fetched;
   results.bytes_copied = source.shared().bytes_copied;
+  results.connection_times = clock.seconds();
   return results;
 }
 

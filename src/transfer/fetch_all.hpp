@@ -29,6 +29,7 @@ struct FetchResults {
   std::uint64_t xorb_bytes_fetched = 0;
   std::uint64_t bytes_copied = 0;  // of bytes_over_xet, copied from files already in the target
   std::size_t files_fetched = 0;
+  ConnectionTimes connection_times;
 };
 
 /// How the engine fetches, whatever the source.
@@ -40,6 +41,7 @@ struct FetchSettings {
   ChunkPlan chunks;
   bool force_download = false;  // every planned file replaces the copy on disk
   IncomingFileSettings file;    // replace_existing is set per file from the plan and force_download
+  StageClock* clock = nullptr;  // where the connections' time goes (none: not counted)
   /// Called once the connections are started, with the handle that changes their count while the download
   /// runs (the connection controller's hook); the pool is gone when fetch_files returns.
   std::function<void(ConnectionPool&)> on_started;

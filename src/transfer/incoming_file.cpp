@@ -9,6 +9,7 @@
 
 #include "http/retry_policy.hpp"
 #include "store/partial_claim.hpp"
+#include "transfer/stage_clock.hpp"
 #include "util/interruptible_sleep.hpp"
 #include "util/thread_random.hpp"
 
@@ -64,10 +65,18 @@ std::vector<store::ByteRange> IncomingFile::missing_ranges() const {
 }
 
 void IncomingFile::store(std::uint64_t offset, std::span<const std::byte> bytes) {
-  partial_->write_at(offset, bytes);
+  StageClock* clock = settings_.clock;
+  {
+    const StageTimer writing(clock, &StageClock::writing_ns);
+    partial_->write_at(offset, bytes);
+  }
   bytes_received_ += bytes.size();
   {
-    std::lock_guard guard(mutex_);
+    std::unique_lock guard(mutex_, std::defer_lock);
+    {
+      const StageTimer waiting(clock, &StageClock::waiting_for_file_ns);
+      guard.lock();
+    }
     record({offset, offset + bytes.size()}, bytes);
   }
   progress_.on_bytes(file_, bytes.size());
@@ -81,6 +90,7 @@ void IncomingFile::complete_range(store::ByteRange range) {
 void IncomingFile::record(store::ByteRange range, std::span<const std::byte> written) {
   journal_->add(range);
   if (range.begin == hashed_up_to_ && written.size() == range.size() && !written.empty()) {
+    const StageTimer hashing(settings_.clock, &StageClock::hashing_ns);
     hasher_->update(written);
     hashed_up_to_ = range.end;
   }
@@ -90,6 +100,7 @@ void IncomingFile::record(store::ByteRange range, std::span<const std::byte> wri
 void IncomingFile::advance_hash(const std::stop_token* stop) {
   const std::uint64_t prefix = journal_->contiguous_prefix();
   if (prefix > hashed_up_to_) {
+    const StageTimer hashing(settings_.clock, &StageClock::hashing_ns);
     partial_->read_range(hashed_up_to_, prefix, [&](std::span<const std::byte> bytes) {
       if (stop != nullptr && stop->stop_requested()) throw Error(ErrorCode::kInterrupted, "interrupted");
       hasher_->update(bytes);

@@ -26,6 +26,8 @@ namespace hfget::transfer {
 using PublishStep = std::function<void(const RemoteFile& file, store::PartialFile&& bytes)>;
 
 /// How an IncomingFile treats what is on disk and a hash that does not match.
+struct StageClock;
+
 struct IncomingFileSettings {
   /// Fetch the file even when a complete copy is on disk (--force-download, or a copy whose hash failed
   /// `download --verify`): the new bytes replace it by the usual atomic rename.
@@ -34,6 +36,8 @@ struct IncomingFileSettings {
   int max_passes = 3;
   /// The backoff before a download that follows a corrupt one doubles from this (with jitter, capped).
   std::chrono::milliseconds retry_base_delay{0};
+  /// Where the time writing, hashing and waiting for the file's lock goes (none: not counted).
+  StageClock* clock = nullptr;
 };
 
 /// One file on its way to the disk, its bytes arriving over any number of connections from any source. It

@@ -12,6 +12,7 @@
 #include "hfget/error.hpp"
 #include "http/range_answer.hpp"
 #include "http/retrier.hpp"
+#include "transfer/stage_clock.hpp"
 #include "transfer/xet_range_sink.hpp"
 
 namespace hfget::transfer {
@@ -111,12 +112,15 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
   const std::uint64_t first = task.position;
   const std::uint64_t end = std::min<std::uint64_t>(task.end, first + kMaxReconstructionSpan);
   xet::Reconstruction plan;
-  std::optional<xet::Reconstruction> ahead =
-      shared_.prefetch != nullptr ? shared_.prefetch->take(xet_hash, first, end - 1, stop_) : std::nullopt;
-  if (ahead) {
-    plan = std::move(*ahead);
-  } else if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) {
-    return failure;
+  {
+    const StageTimer planning(settings_.clock, &StageClock::planning_ns);
+    std::optional<xet::Reconstruction> ahead =
+        shared_.prefetch != nullptr ? shared_.prefetch->take(xet_hash, first, end - 1, stop_) : std::nullopt;
+    if (ahead) {
+      plan = std::move(*ahead);
+    } else if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) {
+      return failure;
+    }
   }
   // What a range of the file can decode to: more than the rest of the file is a CAS that ignored the Range
   // (or serves another file), whose bytes would land at the wrong offsets.

@@ -41,6 +41,7 @@ struct XetSettings {
   /// download is added once published, found in `target` (nullptr: no reuse; both must outlive the source).
   LocalChunks* local_chunks = nullptr;
   const store::Layout* target = nullptr;
+  StageClock* clock = nullptr;  // where the time waiting for reconstructions goes (none: not counted)
 };
 
 /// A file's state in the download: the bridge's, and whether its ranges are fetched over Xet now.
