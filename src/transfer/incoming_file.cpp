@@ -77,27 +77,58 @@ void IncomingFile::store(std::uint64_t offset, std::span<const std::byte> bytes)
       const StageTimer waiting(clock, &StageClock::waiting_for_file_ns);
       guard.lock();
     }
-    record({offset, offset + bytes.size()}, bytes);
+    record(guard, {offset, offset + bytes.size()}, bytes);
   }
   progress_.on_bytes(file_, bytes.size());
 }
 
 void IncomingFile::complete_range(store::ByteRange range) {
-  std::lock_guard guard(mutex_);
-  record(range, {});
+  std::unique_lock guard(mutex_);
+  record(guard, range, {});
 }
 
-void IncomingFile::record(store::ByteRange range, std::span<const std::byte> written) {
+void IncomingFile::record(std::unique_lock<std::mutex>& guard, store::ByteRange range,
+                          std::span<const std::byte> written) {
   journal_->add(range);
-  if (range.begin == hashed_up_to_ && written.size() == range.size() && !written.empty()) {
-    const StageTimer hashing(settings_.clock, &StageClock::hashing_ns);
-    hasher_->update(written);
-    hashed_up_to_ = range.end;
+  // One connection at a time hashes the file, and not under the lock: the others only record their ranges
+  // and go on receiving (hashing under the lock made every writer of the file wait for each read-back). The
+  // one hashing looks at the prefix again before it lets go, so a range recorded meanwhile is not missed.
+  if (hashing_) return;
+  hashing_ = true;
+  std::span<const std::byte> in_memory =
+      range.begin == hashed_up_to_ && written.size() == range.size() ? written : std::span<const std::byte>{};
+  try {
+    for (std::uint64_t prefix = journal_->contiguous_prefix(); prefix > hashed_up_to_;
+         prefix = journal_->contiguous_prefix()) {
+      const std::uint64_t from = hashed_up_to_;
+      guard.unlock();
+      {
+        const StageTimer hashing(settings_.clock, &StageClock::hashing_ns);
+        // These very bytes where they continue the hashed prefix; what other connections wrote, read back.
+        std::uint64_t read_from = from;
+        if (!in_memory.empty() && range.begin == from && range.end <= prefix) {
+          hasher_->update(in_memory);
+          read_from = range.end;
+        }
+        in_memory = {};
+        if (prefix > read_from) {
+          partial_->read_range(read_from, prefix, [&](std::span<const std::byte> bytes) { hasher_->update(bytes); });
+        }
+      }
+      guard.lock();
+      hashed_up_to_ = prefix;
+    }
+  } catch (...) {
+    if (!guard.owns_lock()) guard.lock();
+    hashing_ = false;
+    throw;
   }
-  advance_hash();
+  hashing_ = false;
+  start_writeback();
 }
 
 void IncomingFile::advance_hash(const std::stop_token* stop) {
+  // Only with no range of the file in flight (activate, verify): no connection is hashing it meanwhile.
   const std::uint64_t prefix = journal_->contiguous_prefix();
   if (prefix > hashed_up_to_) {
     const StageTimer hashing(settings_.clock, &StageClock::hashing_ns);

@@ -105,7 +105,8 @@ class IncomingFile {
   void note_copied(std::uint64_t bytes) { progress_.on_bytes_copied(file_, bytes); }
 
  private:
-  void record(store::ByteRange range, std::span<const std::byte> written);  // requires mutex_
+  // `guard` holds mutex_; it is let go while this connection hashes (and held again when record returns).
+  void record(std::unique_lock<std::mutex>& guard, store::ByteRange range, std::span<const std::byte> written);
   // requires mutex_; `stop` (while a resumed file's kept bytes are read back) makes it throw kInterrupted
   void advance_hash(const std::stop_token* stop = nullptr);
   void start_writeback();        // requires mutex_
@@ -120,6 +121,7 @@ class IncomingFile {
   std::optional<store::RangeJournal> journal_;
   std::optional<crypto::ContentHasher> hasher_;
   std::uint64_t hashed_up_to_ = 0;
+  bool hashing_ = false;                  // a connection is hashing past hashed_up_to_, outside the lock
   std::uint64_t written_back_up_to_ = 0;  // the hashed prefix up to here was handed to the disk
   IncomingFileSettings settings_;
   int pass_ = 1;  // downloads of the file so far, this one included (restarts after a change count too)
