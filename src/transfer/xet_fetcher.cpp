@@ -296,15 +296,19 @@ class ChunkMemory {
     }
     writer.flush();
   }
-  // A chunk decoded while fetching terms [.., run_end): kept when a term after the run names it.
-  void offer(const std::string& xorb_hash, std::uint32_t chunk, std::size_t run_end, std::span<const std::byte> data) {
+  // Whether a chunk decoded while fetching terms [.., run_end) is to be kept: a term after the run names it,
+  // and the memory has room.
+  bool wants(const std::string& xorb_hash, std::uint32_t chunk, std::size_t run_end, std::size_t data_bytes) const {
     const auto xorb = xorbs_.find(xorb_hash);
-    if (xorb == xorbs_.end()) return;
+    if (xorb == xorbs_.end()) return false;
     const std::uint64_t k = key(xorb->second, chunk);
     const auto use = last_use_.find(k);
-    if (use == last_use_.end() || use->second < run_end || data.size() > budget_ || kept_.count(k) != 0) return;
+    return use != last_use_.end() && use->second >= run_end && data_bytes <= budget_ && kept_.count(k) == 0;
+  }
+  void offer(const std::string& xorb_hash, std::uint32_t chunk, std::size_t run_end, std::span<const std::byte> data) {
+    if (!wants(xorb_hash, chunk, run_end, data.size())) return;
     budget_ -= data.size();
-    kept_.emplace(k, std::vector<std::byte>(data.begin(), data.end()));
+    kept_.emplace(key(xorbs_.at(xorb_hash), chunk), std::vector<std::byte>(data.begin(), data.end()));
   }
 
  private:
@@ -388,9 +392,11 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
     }
     until = std::min({until, fetch.chunk_end, plan.terms[end - 1].chunk_end + ChunkMemory::kMaxExtraChunks});
     const std::string& xorb = plan.terms[first].xorb_hash;
-    const ChunkKeeper keep = [&memory, &xorb, end](std::uint32_t chunk, std::span<const std::byte> data) {
-      memory.offer(xorb, chunk, end, data);
-    };
+    const ChunkKeeper keep{
+        .wants = [&memory, &xorb, end](std::uint32_t chunk,
+                                       std::uint32_t data_bytes) { return memory.wants(xorb, chunk, end, data_bytes); },
+        .keep = [&memory, &xorb, end](std::uint32_t chunk,
+                                      std::span<const std::byte> data) { memory.offer(xorb, chunk, end, data); }};
     std::uint64_t run_end = term_offset;
     for (std::size_t k = first; k < end; ++k) run_end += plan.terms[k].data_bytes;
     // Said before the request is sent, and read back with the range's end in one step (under the scheduler's

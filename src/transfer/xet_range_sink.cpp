@@ -15,6 +15,12 @@ TaskWriter::TaskWriter(RangeTask& task, std::vector<std::byte>& batch, std::uint
   batch_.clear();
 }
 
+void TaskWriter::begin_chunk(std::size_t data_bytes) {
+  // A chunk is not split across two writes when it fits whole: what the file holds then ends at a chunk
+  // boundary after a kill -9, and the resume's reconstruction starts there, with nothing to fetch twice.
+  if (!batch_.empty() && batch_.size() + data_bytes > batch_.capacity()) flush();
+}
+
 bool TaskWriter::emit(std::span<const std::byte> data) {
   stream_offset_ += data.size();
   if (skip_ > 0) {
@@ -74,7 +80,10 @@ XetRangeSink::XetRangeSink(const xet::Reconstruction& plan, std::size_t first_te
       keep_(std::move(keep)),
       layout_(layout),
       task_(writer.task()),
-      decoder_([this](std::uint64_t index, std::span<const std::byte> data) { on_chunk(index, data); }) {}
+      decoder_(xet::ChunkPieces{
+          .begin = [this](std::uint64_t index, std::uint32_t data_bytes) { begin_chunk(index, data_bytes); },
+          .data = [this](std::span<const std::byte> data) { chunk_data(data); },
+          .end = [this] { end_chunk(); }}) {}
 
 void XetRangeSink::on_response_start(const http::HttpResponse& head) {
   const std::uint64_t last = fetch_.byte_end - 1;
@@ -114,16 +123,20 @@ bool XetRangeSink::on_body(std::span<const std::byte> bytes) {
   return take == bytes.size() && (!done() || wanted - received_ <= kDrainBytes);
 }
 
-void XetRangeSink::on_chunk(std::uint64_t index, std::span<const std::byte> data) {
+void XetRangeSink::begin_chunk(std::uint64_t index, std::uint32_t data_bytes) {
+  in_chunk_ = writing_chunk_ = keeping_chunk_ = false;
   if (done()) return;  // the chunks past the last term, or past the task's end, are not needed
   const std::uint64_t chunk = fetch_.chunk_begin + index;
-  next_chunk_ = chunk + 1;
-  if (keep_) keep_(static_cast<std::uint32_t>(chunk), data);
+  in_chunk_ = true;
+  chunk_ = chunk;
+  keeping_chunk_ = keep_ && keep_.wants(static_cast<std::uint32_t>(chunk), data_bytes);
+  if (keeping_chunk_) kept_chunk_.clear();
   while (term_ < end_term_ && chunk >= plan_.terms[term_].chunk_end) close_term();
   if (term_ == end_term_) return;
   const xet::Term& term = plan_.terms[term_];
   if (chunk < term.chunk_begin) return;  // the fetch entry starts before the term
-  term_bytes_ += data.size();
+  // The header's size is checked before any of the chunk's bytes are written.
+  term_bytes_ += data_bytes;
   if (term_bytes_ > term.data_bytes) {
     throw xet::DecodeError(
         fmt::format("the chunks of term {} decode to more than its {} bytes", term_, term.data_bytes));
@@ -131,12 +144,26 @@ void XetRangeSink::on_chunk(std::uint64_t index, std::span<const std::byte> data
   // Where the chunk lies in the file, whether or not this range writes all of it (a range that starts or ends
   // inside a chunk writes part, and its neighbour the rest): the record is kept only for a file whose
   // SHA-256 matched, so it says what the file holds.
-  if (layout_ != nullptr) {
-    layout_->add(writer_.stream_offset(), fetch_.xorb_hash, static_cast<std::uint32_t>(chunk),
-                 static_cast<std::uint32_t>(data.size()));
-  }
-  writer_.emit(data);
-  if (chunk + 1 == term.chunk_end) close_term();
+  if (layout_ != nullptr)
+    layout_->add(writer_.stream_offset(), fetch_.xorb_hash, static_cast<std::uint32_t>(chunk), data_bytes);
+  writer_.begin_chunk(data_bytes);
+  writing_chunk_ = true;
+}
+
+void XetRangeSink::chunk_data(std::span<const std::byte> data) {
+  if (keeping_chunk_) kept_chunk_.insert(kept_chunk_.end(), data.begin(), data.end());
+  if (writing_chunk_) writer_.emit(data);
+}
+
+void XetRangeSink::end_chunk() {
+  if (!in_chunk_) return;
+  in_chunk_ = false;
+  next_chunk_ = chunk_ + 1;  // only now: done() must not stop the body inside a chunk still wanted
+  if (keeping_chunk_) keep_.keep(static_cast<std::uint32_t>(chunk_), kept_chunk_);
+  keeping_chunk_ = false;
+  if (!writing_chunk_) return;
+  writing_chunk_ = false;
+  if (chunk_ + 1 == plan_.terms[term_].chunk_end) close_term();
 }
 
 void XetRangeSink::close_term() {

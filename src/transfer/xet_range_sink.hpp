@@ -4,8 +4,11 @@
 // is written into the file at the range task's position, up to the task's (possibly lowered) end. One GET can
 // serve several consecutive terms of the same fetch entry. What cannot be trusted stops the transfer at the
 // first bad byte and is never written: an answer that is not exactly the range asked for (nothing of it is
-// written), a malformed chunk, a term whose chunks decode to another length than the reconstruction says. The
-// chunks decoded whole before it are kept (they are what the header announced); the file's SHA-256 decides.
+// written), a malformed chunk, a term whose chunks decode to another length than the reconstruction says
+// (checked from each chunk's header, before its bytes). What was handed on before it is kept: the chunks
+// decoded whole, and the bytes of a stored chunk as they arrived (its payload is its data, passed on without
+// a copy; a body cut inside it leaves part of it, which a resume fetches again from the chunk's start). The
+// file's SHA-256 decides.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +35,9 @@ class TaskWriter {
  public:
   /// `skip` bytes of what is emitted first are dropped (the reconstruction's offset_into_first_range).
   TaskWriter(RangeTask& task, std::vector<std::byte>& batch, std::uint64_t skip);
+  /// A chunk of `data_bytes` is about to be emitted (in one piece or several): the batch is written first
+  /// when the chunk would not fit in it whole.
+  void begin_chunk(std::size_t data_bytes);
   /// Returns false once the task's end is reached: the rest is not needed.
   bool emit(std::span<const std::byte> data);
   /// Writes what the batch holds (journal, hash, progress: IncomingFile::store).
@@ -54,9 +60,14 @@ class TaskWriter {
   std::uint64_t stream_offset_;
 };
 
-/// Is given every chunk the fetch decodes (its index in the xorb, its data), whether a term of this run needs it
-/// or not: a later term of the same reconstruction may name it again (a file with repeated content).
-using ChunkKeeper = std::function<void(std::uint32_t chunk, std::span<const std::byte> data)>;
+/// Is offered every chunk the fetch decodes (its index in the xorb, its data), whether a term of this run
+/// needs it or not: a later term of the same reconstruction may name it again (a file with repeated content).
+/// `wants` is asked first, with the chunk's size, so that only the chunks kept are gathered whole.
+struct ChunkKeeper {
+  std::function<bool(std::uint32_t chunk, std::uint32_t data_bytes)> wants;
+  std::function<void(std::uint32_t chunk, std::span<const std::byte> data)> keep;
+  explicit operator bool() const noexcept { return static_cast<bool>(wants) && static_cast<bool>(keep); }
+};
 
 class XetRangeSink final : public http::BodySink {
  public:
@@ -66,7 +77,7 @@ class XetRangeSink final : public http::BodySink {
   static constexpr std::uint64_t kDrainBytes = 1 << 20;
 
   /// Serves terms [first_term, end_term) of `plan`, all covered by the same fetch entry and contiguous in its
-  /// chunks, into `writer`. `keep` (if set) is given every decoded chunk.
+  /// chunks, into `writer`. `keep` (if set) is offered every decoded chunk.
   /// `decode_until`: the chunk index (exclusive) the fetch is decoded up to even past the last term, for `keep`
   /// (a later term names chunks the fetch holds after this run's terms); 0: the last term's end.
   /// `layout` (if set) is told each chunk decoded for a term and its offset (the file's chunk layout record).
@@ -86,7 +97,10 @@ class XetRangeSink final : public http::BodySink {
   std::uint64_t received() const noexcept { return received_; }
 
  private:
-  void on_chunk(std::uint64_t index, std::span<const std::byte> data);
+  // A chunk's data, as the decoder hands it on (a stored chunk in pieces as they arrive).
+  void begin_chunk(std::uint64_t index, std::uint32_t data_bytes);
+  void chunk_data(std::span<const std::byte> data);
+  void end_chunk();
   void close_term();
   bool done() const { return writer_.reached_end() || (term_ == end_term_ && next_chunk_ >= decode_until_); }
 
@@ -96,6 +110,11 @@ class XetRangeSink final : public http::BodySink {
   std::size_t end_term_;
   std::uint64_t term_bytes_ = 0;  // decoded for the current term so far
   std::uint64_t next_chunk_ = 0;  // the index in the xorb of the next chunk to decode
+  std::uint64_t chunk_ = 0;       // the index in the xorb of the chunk being handed on
+  bool in_chunk_ = false;         // begin_chunk took that chunk (it was not past what is needed)
+  bool writing_chunk_ = false;    // a term of this run needs the chunk being handed on
+  bool keeping_chunk_ = false;    // keep_ wants it: gathered in kept_chunk_
+  std::vector<std::byte> kept_chunk_;
   std::uint32_t decode_until_;
   TaskWriter& writer_;
   RateLimiter* limiter_;

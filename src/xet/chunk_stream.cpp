@@ -156,12 +156,20 @@ ChunkStreamDecoder::ChunkStreamDecoder(ChunkHandler on_chunk) : on_chunk_(std::m
   pending_.reserve(kChunkHeaderBytes);
 }
 
+ChunkStreamDecoder::ChunkStreamDecoder(ChunkPieces pieces) : pieces_(std::move(pieces)), streaming_(true) {
+  pending_.reserve(kChunkHeaderBytes);
+}
+
 void ChunkStreamDecoder::feed(std::span<const std::byte> bytes) {
   if (failed_) throw DecodeError(chunk_prefix(chunks_decoded_) + "the stream already failed to decode");
   failed_ = true;  // until this call returns normally: a throw from anywhere below leaves the decoder unusable
   while (!bytes.empty()) {
     if (!have_header_) bytes = take_header(bytes);
     if (!have_header_) break;
+    if (streaming_ && header_.compression == Compression::kNone) {
+      bytes = stream_stored(bytes);
+      continue;
+    }
     const std::size_t chunk_bytes = kChunkHeaderBytes + header_.payload_bytes;
     if (pending_.size() == kChunkHeaderBytes && bytes.size() >= header_.payload_bytes) {
       // The whole payload is in this piece: decode it in place rather than copying it first.
@@ -175,6 +183,27 @@ void ChunkStreamDecoder::feed(std::span<const std::byte> bytes) {
     if (pending_.size() == chunk_bytes) finish_chunk(std::span<const std::byte>(pending_).subspan(kChunkHeaderBytes));
   }
   failed_ = false;
+}
+
+std::span<const std::byte> ChunkStreamDecoder::stream_stored(std::span<const std::byte> bytes) {
+  // The header said stored, with equal sizes (parse_chunk_header): the payload is the data.
+  if (!stored_begun_) {
+    pieces_.begin(chunks_decoded_, header_.data_bytes);
+    stored_begun_ = true;
+  }
+  const auto take = static_cast<std::uint32_t>(std::min<std::size_t>(header_.payload_bytes - streamed_, bytes.size()));
+  if (take > 0) pieces_.data(bytes.first(take));
+  streamed_ += take;
+  if (streamed_ == header_.payload_bytes) {
+    ++chunks_decoded_;
+    data_bytes_decoded_ += header_.data_bytes;
+    have_header_ = false;
+    stored_begun_ = false;
+    streamed_ = 0;
+    pending_.clear();
+    pieces_.end();
+  }
+  return bytes.subspan(take);
 }
 
 std::span<const std::byte> ChunkStreamDecoder::take_header(std::span<const std::byte> bytes) {
@@ -208,7 +237,13 @@ void ChunkStreamDecoder::finish_chunk(std::span<const std::byte> payload) {
   ++chunks_decoded_;
   data_bytes_decoded_ += data.size();
   have_header_ = false;
-  on_chunk_(index, data);
+  if (streaming_) {
+    pieces_.begin(index, static_cast<std::uint32_t>(data.size()));
+    pieces_.data(data);
+    pieces_.end();
+  } else {
+    on_chunk_(index, data);
+  }
   pending_.clear();  // after the handler: `data` may point into it
 }
 
@@ -216,8 +251,9 @@ void ChunkStreamDecoder::finish() const {
   if (failed_) throw DecodeError(chunk_prefix(chunks_decoded_) + "the stream failed to decode");
   if (pending_.empty()) return;
   const std::size_t expected = have_header_ ? kChunkHeaderBytes + header_.payload_bytes : kChunkHeaderBytes;
-  throw DecodeError(chunk_prefix(chunks_decoded_) + "the stream ends after " + std::to_string(pending_.size()) +
-                    " of its " + std::to_string(expected) + (have_header_ ? " bytes" : " header bytes"));
+  throw DecodeError(chunk_prefix(chunks_decoded_) + "the stream ends after " +
+                    std::to_string(pending_.size() + streamed_) + " of its " + std::to_string(expected) +
+                    (have_header_ ? " bytes" : " header bytes"));
 }
 
 }  // namespace hfget::xet

@@ -47,8 +47,20 @@ ChunkHeader parse_chunk_header(std::span<const std::byte, kChunkHeaderBytes> byt
 /// to exactly header.data_bytes (an LZ4 error, trailing bytes, a frame shorter or longer than announced).
 void decode_chunk(const ChunkHeader& header, std::span<const std::byte> payload, std::vector<std::byte>& out);
 
-/// Decodes serialized chunks as they arrive, in pieces of any size, handing each chunk's data on as soon as
-/// its last payload byte is in. Holds at most one chunk (header, payload and decoded data).
+/// A chunk's data handed on in pieces, for a consumer that need not hold a whole chunk: begin (its index in
+/// the stream, from 0, and its data size, from the checked header), then its data in order, in one piece or
+/// several, then end. Each may throw (the exception leaves feed()).
+struct ChunkPieces {
+  std::function<void(std::uint64_t index, std::uint32_t data_bytes)> begin;
+  std::function<void(std::span<const std::byte> data)> data;
+  std::function<void()> end;
+};
+
+/// Decodes serialized chunks as they arrive, in pieces of any size. Holds at most one chunk (header, payload
+/// and decoded data). With a ChunkHandler, each chunk's data is handed on whole once its last payload byte is
+/// in. With ChunkPieces, a stored chunk (a model's weights rarely compress: most chunks are stored) is
+/// handed on as its bytes arrive, without being copied first, once its header has been checked; a
+/// compressed one whole, decoded, as one piece.
 class ChunkStreamDecoder {
  public:
   /// Called once per chunk, in order; `index` counts from 0 in this stream. May throw (the exception leaves
@@ -56,6 +68,7 @@ class ChunkStreamDecoder {
   using ChunkHandler = std::function<void(std::uint64_t index, std::span<const std::byte> data)>;
 
   explicit ChunkStreamDecoder(ChunkHandler on_chunk);
+  explicit ChunkStreamDecoder(ChunkPieces pieces);
 
   /// Throws DecodeError at the first malformed chunk; the decoder is then unusable.
   void feed(std::span<const std::byte> bytes);
@@ -71,7 +84,14 @@ class ChunkStreamDecoder {
   // Decodes the current chunk and hands it on.
   void finish_chunk(std::span<const std::byte> payload);
 
+  // Hands on part of a stored chunk's payload as it arrives (ChunkPieces only). Returns what is left.
+  std::span<const std::byte> stream_stored(std::span<const std::byte> bytes);
+
   ChunkHandler on_chunk_;
+  ChunkPieces pieces_;
+  bool streaming_ = false;          // pieces_ is set
+  bool stored_begun_ = false;       // pieces_.begin was called for the current stored chunk
+  std::uint32_t streamed_ = 0;      // of the current stored chunk's payload, handed on so far
   std::vector<std::byte> pending_;  // the current chunk's header and payload so far
   std::vector<std::byte> decoded_;
   ChunkHeader header_{};

@@ -268,5 +268,73 @@ TEST(XetChunkStream, DecodesARealWritersXorb) {
   EXPECT_EQ(range.chunks[2], collected.chunks[3]);
 }
 
+// ChunkPieces: what the Xet range sink uses. A stored chunk comes in the pieces it arrived in (no copy of it
+// is gathered), a compressed one whole; either way each chunk's pieces add up to its data.
+struct Pieces {
+  std::vector<Bytes> chunks;
+  std::vector<std::size_t> piece_counts;
+  bool open = false;
+  ChunkStreamDecoder decoder{ChunkPieces{.begin =
+                                             [this](std::uint64_t index, std::uint32_t data_bytes) {
+                                               EXPECT_FALSE(open);
+                                               EXPECT_EQ(index, chunks.size());
+                                               chunks.emplace_back().reserve(data_bytes);
+                                               piece_counts.push_back(0);
+                                               open = true;
+                                             },
+                                         .data =
+                                             [this](std::span<const std::byte> data) {
+                                               EXPECT_TRUE(open);
+                                               chunks.back().insert(chunks.back().end(), data.begin(), data.end());
+                                               ++piece_counts.back();
+                                             },
+                                         .end =
+                                             [this] {
+                                               EXPECT_TRUE(open);
+                                               open = false;
+                                             }}};
+};
+
+TEST(XetChunkStream, PiecesHandAStoredChunkOnAsItArrivesAndACompressedOneWhole) {
+  std::vector<Bytes> datas;
+  const Bytes stream = three_chunk_stream(datas);  // LZ4, stored (3 bytes), ByteGrouping4-LZ4
+  Pieces whole;
+  whole.decoder.feed(stream);
+  whole.decoder.finish();
+  EXPECT_EQ(whole.chunks, datas);
+  EXPECT_EQ(whole.piece_counts, (std::vector<std::size_t>{1, 1, 1}));
+
+  Pieces bytewise;
+  for (const std::byte& b : stream) bytewise.decoder.feed(std::span(&b, 1));
+  bytewise.decoder.finish();
+  EXPECT_EQ(bytewise.chunks, datas);
+  EXPECT_EQ(bytewise.piece_counts, (std::vector<std::size_t>{1, 3, 1})) << "the stored chunk, byte by byte";
+
+  const Bytes big = sample_data(100000);
+  const Bytes stored = serialized_chunk(Compression::kNone, big);
+  Pieces split;
+  split.decoder.feed(std::span(stored).first(5000));
+  EXPECT_TRUE(split.open) << "begun once its header is checked";
+  EXPECT_EQ(split.chunks.at(0).size(), 5000U - kChunkHeaderBytes) << "what arrived is handed on at once";
+  split.decoder.feed(std::span(stored).subspan(5000));
+  split.decoder.finish();
+  EXPECT_FALSE(split.open);
+  EXPECT_EQ(split.chunks.at(0), big);
+  EXPECT_EQ(split.decoder.data_bytes_decoded(), big.size());
+}
+
+TEST(XetChunkStream, PiecesOfAStoredChunkCutShortFailAtFinish) {
+  const Bytes stored = serialized_chunk(Compression::kNone, sample_data(100000));
+  Pieces cut;
+  cut.decoder.feed(std::span(stored).first(stored.size() - 1));
+  try {
+    cut.decoder.finish();
+    ADD_FAILURE() << "a stored chunk one byte short finished";
+  } catch (const DecodeError& error) {
+    EXPECT_NE(std::string(error.what()).find("ends after 100007 of its 100008 bytes"), std::string::npos)
+        << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace hfget::xet
