@@ -146,6 +146,14 @@ store::ByteRange ChunkScheduler::next_after(const RangeTask& task) {
   return gap == file.queued.end() ? store::ByteRange{} : first_chunk(*gap);
 }
 
+UpcomingRange ChunkScheduler::next_file_start() {
+  const std::lock_guard lock(mutex_);
+  if (next_to_open_ >= files_.size()) return {};
+  const RemoteFile& file = files_[next_to_open_].file->remote();
+  if (file.size == 0) return {};
+  return {&file, first_chunk({0, file.size})};
+}
+
 bool ChunkScheduler::extend(RangeTask& task, std::uint64_t new_end) {
   const std::lock_guard lock(mutex_);
   FileState& file = files_[task.file_index];

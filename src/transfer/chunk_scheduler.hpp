@@ -57,6 +57,7 @@ class ChunkScheduler final : public RangeExtension {
   bool extend(RangeTask& task, std::uint64_t new_end) override;
   std::uint64_t end_after_request(RangeTask& task) override;
   store::ByteRange next_after(const RangeTask& task) override;
+  UpcomingRange next_file_start() override;
 
   /// How many connections take work from now on: connections numbered `count` and above park once their
   /// range is done; a raised count wakes the parked ones (the caller starts threads for numbers never seen).

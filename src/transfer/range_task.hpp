@@ -14,6 +14,12 @@ namespace hfget::transfer {
 class FileSource;
 struct RangeTask;
 
+/// The first range of the file the scheduler opens next, before it is opened (RangeExtension::next_file_start).
+struct UpcomingRange {
+  const RemoteFile* file = nullptr;  // nullptr: every file is open already
+  store::ByteRange range;
+};
+
 /// Lets a connection take the bytes right after its range while no other connection has them (the
 /// scheduler implements it). The Xet source needs it: a range that ends inside a chunk fetches that whole
 /// chunk, and the next range would fetch it again; taking the rest of the chunk costs nothing more.
@@ -29,6 +35,10 @@ class RangeExtension {
   /// The range the next connection to take this file's work would be handed, when it is the queued bytes
   /// right after `task` ({0, 0} otherwise): the Xet source asks its reconstruction ahead of time.
   virtual store::ByteRange next_after(const RangeTask& task) = 0;
+  /// The range the first connection to the next file to open will be handed, if that file starts from its
+  /// first byte (nothing of it kept from an earlier run; the scheduler cannot know before it opens it): the
+  /// Xet source asks its plan ahead as well, so that a file just opened does not wait for its first one.
+  virtual UpcomingRange next_file_start() = 0;
 };
 
 /// A range of one file on one connection: the unit of work the scheduler hands out and a source's connection

@@ -144,6 +144,16 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
       shared_.prefetch->ask_ahead(xet_hash, next.begin,
                                   std::min<std::uint64_t>(next.end, next.begin + kMaxReconstructionSpan) - 1);
     }
+    // A file's first range: the next file to open starts when some file finishes, and its first connection
+    // would otherwise wait for a plan there (one per file: 64 waits for a 64-shard model).
+    if (task.begin == 0) {
+      const UpcomingRange upcoming = task.extension->next_file_start();
+      if (upcoming.file != nullptr && upcoming.file->xet_hash && upcoming.range.end > upcoming.range.begin) {
+        shared_.prefetch->ask_ahead(
+            *upcoming.file->xet_hash, upcoming.range.begin,
+            std::min<std::uint64_t>(upcoming.range.end, upcoming.range.begin + kMaxReconstructionSpan) - 1);
+      }
+    }
   }
   if (std::optional<Failure> failure = fetch_terms(task, plan, end)) return failure;
   if (task.cancelled || task.file->restart_requested() || task.position >= std::min<std::uint64_t>(task.end, end)) {

@@ -212,6 +212,37 @@ TEST(ChunkScheduler, ARangeTakesTheQueuedBytesAfterItButNotAnotherConnections) {
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
+TEST(ChunkScheduler, NamesTheFirstRangeOfTheNextFileToOpenUntilEveryFileIsOpen) {
+  Fixture f;
+  const RemoteFile a = f.add_file("a.safetensors", 3 * kMiB);
+  const RemoteFile b = f.add_file("bb.safetensors", kMiB / 2);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(a));
+  jobs.push_back(f.job(b));
+  ChunkScheduler scheduler(std::move(jobs), {1, kMiB, kMiB}, f.publish(), {});  // one file open at a time
+  UpcomingRange upcoming = scheduler.next_file_start();
+  ASSERT_NE(upcoming.file, nullptr);
+  EXPECT_EQ(upcoming.file->path, a.path);
+  EXPECT_EQ(upcoming.range.begin, 0U);
+  EXPECT_EQ(upcoming.range.end, kMiB);
+  RangeTask* first = scheduler.next();
+  ASSERT_NE(first, nullptr);
+  upcoming = scheduler.next_file_start();
+  ASSERT_NE(upcoming.file, nullptr);
+  EXPECT_EQ(upcoming.file->path, b.path) << "while a is open, b is the next to open";
+  EXPECT_EQ(upcoming.range.end, kMiB / 2) << "a file smaller than a chunk is one range";
+  std::vector<RangeTask*> handed{first};
+  while (!handed.empty()) {
+    RangeTask* task = handed.back();
+    handed.pop_back();
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+    if (RangeTask* next = scheduler.next()) handed.push_back(next);
+  }
+  EXPECT_EQ(scheduler.next_file_start().file, nullptr) << "every file was opened";
+  EXPECT_EQ(f.blob(b), f.contents[b.path]);
+}
+
 TEST(ChunkScheduler, SplitsARangeWhereItsRequestInFlightEndsRatherThanCutIt) {
   Fixture f;
   const RemoteFile big = f.add_file("big.safetensors", 16 * kMiB);
