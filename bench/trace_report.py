@@ -25,8 +25,14 @@ def nginx_requests(path: Path) -> list[dict]:
         if len(fields) < 7:
             continue
         end, seconds = float(fields[0]), float(fields[1])
+        asked = None  # the length the Range asked for ("bytes=A-B"), when it names both ends
+        range_text = fields[6].strip('"')
+        if range_text.startswith("bytes=") and "-" in range_text and "," not in range_text:
+            first, _, last = range_text[6:].partition("-")
+            if first.isdigit() and last.isdigit():
+                asked = int(last) - int(first) + 1
         requests.append({"start": end - seconds, "end": end, "connection": int(fields[2]), "status": int(fields[3]),
-                         "bytes": int(fields[4]), "uri": fields[5]})
+                         "bytes": int(fields[4]), "uri": fields[5], "asked": asked})
     return requests
 
 
@@ -70,6 +76,12 @@ def report(trace_dir: Path, name: str) -> str:
         said = [line for line in hfget_log.read_text(errors="replace").splitlines() if "connections' time" in line]
         if said:
             lines.append("  hfget: " + said[-1].split("connections' time", 1)[1].lstrip(", "))
+    cut = [r for r in bodies if r["asked"] is not None and r["bytes"] < r["asked"]]
+    durations = sorted(r["end"] - r["start"] for r in bodies)
+    lines.append(f"  bodies: {len(cut)} cut short ({sum(r['asked'] - r['bytes'] for r in cut) / 1e6:.1f} MB not sent), "
+                 f"{len(bodies) / max(len(by_connection), 1):.1f} per connection; duration median "
+                 f"{durations[len(durations) // 2] * 1000:.1f} ms, p90 {durations[int(len(durations) * 0.9)] * 1000:.1f} ms, "
+                 f"mean size {total / len(bodies) / 1e6:.1f} MB")
     lines.append(f"  connections: busy {busy:.3f} s, waiting between bodies {waiting:.3f} s "
                  f"({waiting / max(busy + waiting, 1e-9):.1%}); first connection done for good at {first_idle:.3f} s, "
                  f"tail {last_end - first_idle:.3f} s")
