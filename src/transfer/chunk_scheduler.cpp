@@ -168,6 +168,19 @@ bool ChunkScheduler::extend(RangeTask& task, std::uint64_t new_end) {
   return true;
 }
 
+bool ChunkScheduler::give_back(RangeTask& task, std::uint64_t new_end) {
+  const std::lock_guard lock(mutex_);
+  FileState& file = files_[task.file_index];
+  const std::uint64_t end = task.end;  // a split may have lowered it since the connection looked
+  if (new_end >= end || new_end <= task.position) return false;
+  if (task.cancelled || file.phase != FileState::Phase::kActive) return false;
+  const auto gap = queued_at(file, end);
+  if (gap == file.queued.end()) return false;
+  gap->begin = new_end;
+  task.end = new_end;
+  return true;
+}
+
 RangeTask* ChunkScheduler::split_tail() {
   // The range with the most bytes still to come is halved. A range whose connection asks for its bytes a
   // piece at a time (requested_until) is preferred when what it has not asked for yet is worth a split:

@@ -55,6 +55,7 @@ class ChunkScheduler final : public RangeExtension {
   void done(RangeTask* task, const std::optional<Error>& error);
   /// Hands the task the queued bytes right after it, up to `new_end`, when no connection has taken them.
   bool extend(RangeTask& task, std::uint64_t new_end) override;
+  bool give_back(RangeTask& task, std::uint64_t new_end) override;
   std::uint64_t end_after_request(RangeTask& task) override;
   store::ByteRange next_after(const RangeTask& task) override;
   UpcomingRange next_file_start() override;

@@ -29,6 +29,11 @@ class RangeExtension {
   /// Raises task.end to `new_end` when [task.end, new_end) is still waiting for a connection; false when any
   /// of it is another connection's (or done), and then nothing changes.
   virtual bool extend(RangeTask& task, std::uint64_t new_end) = 0;
+  /// Lowers task.end to `new_end` (past task.position) and puts [new_end, task.end) back in front of the
+  /// queued bytes right after the range, so that the next range starts at `new_end`; false when the bytes
+  /// after the range are not waiting for a connection (another connection has them, or the file ends
+  /// there), and then nothing changes. The Xet source ends a range where it would cross into another xorb.
+  virtual bool give_back(RangeTask& task, std::uint64_t new_end) = 0;
   /// The range's end, read under the same lock as the splits that lower it, once the connection has set
   /// task.requested_until for the request it is about to send: a split seen after this cuts at or past it.
   virtual std::uint64_t end_after_request(RangeTask& task) = 0;

@@ -18,7 +18,10 @@
 namespace hfget::transfer {
 namespace {
 
-constexpr std::size_t kBatchBytes = 128 << 10;  // as the bridge's: fixed memory per connection
+// Twice the bridge's 128 KiB: a batch is written before a chunk (≤ 128 KiB) that does not fit whole, so that a
+// kill -9 leaves the file at a chunk boundary; at 128 KiB that cut the average write to ~96 KiB, and each write
+// costs a journal entry and a lock. At 256 KiB writes average ~220 KiB; still fixed memory per connection.
+constexpr std::size_t kBatchBytes = 256 << 10;
 // A reconstruction names every term of the range and a URL per xorb range: ~300 bytes a term, and terms of a
 // few MB each, so even the spec's 10 GB batches are a few hundred KB; 16 MiB is room for a file of tiny terms.
 constexpr std::size_t kMaxReconstructionBytes = 16 << 20;
@@ -33,6 +36,24 @@ Error interrupted(const RemoteFile& file) {
 
 bool sheds_load(long status) {
   return status == 429 || status == 503;
+}
+
+// Whether term `i` (> 0) is fetched by the same GET as the term before it: the same fetch entry, and chunks
+// that follow on.
+bool same_get_as_previous(const xet::Reconstruction& plan, std::size_t i) {
+  return plan.terms[i].fetch == plan.terms[i - 1].fetch && plan.terms[i].chunk_begin == plan.terms[i - 1].chunk_end;
+}
+
+// The last term of the plan that starts a GET of its own (0: one GET serves every term), and the file offset
+// where it starts, for a plan that begins at file offset `first`.
+std::pair<std::size_t, std::uint64_t> last_get_start(const xet::Reconstruction& plan, std::uint64_t first) {
+  std::pair<std::size_t, std::uint64_t> last{0, first};
+  std::uint64_t offset = first - plan.offset_into_first_range;
+  for (std::size_t i = 0; i < plan.terms.size(); ++i) {
+    if (i > 0 && !same_get_as_previous(plan, i)) last = {i, offset};
+    offset += plan.terms[i].data_bytes;
+  }
+  return last;
 }
 
 }  // namespace
@@ -110,7 +131,7 @@ void XetFetcher::fall_back(RangeTask& task, SourcedFile& state, const std::strin
 
 std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const std::string& xet_hash) {
   const std::uint64_t first = task.position;
-  const std::uint64_t end = std::min<std::uint64_t>(task.end, first + kMaxReconstructionSpan);
+  std::uint64_t end = std::min<std::uint64_t>(task.end, first + kMaxReconstructionSpan);
   xet::Reconstruction plan;
   {
     const StageTimer planning(settings_.clock, &StageClock::planning_ns);
@@ -130,6 +151,17 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
     return Failure{.reason = fmt::format("the reconstruction of bytes {}-{} does not fit the file's {} bytes", first,
                                          end - 1, size),
                    .cas_unavailable = true};
+  }
+  // A range that crosses into another xorb fetches what lies past the crossing with a GET of its own, and
+  // the next range starts with one more. Ended at the crossing, with the bytes after it handed back to the
+  // next range (while no connection has that one yet), the range is one GET and the next still one: one body
+  // fewer per crossing, most of a shard's (a 64 MiB xorb holds about one shard, so most shards cross once).
+  // Not when that would keep less than a quarter of the range: it would only make more ranges.
+  if (const auto [term, offset] = last_get_start(plan, first);
+      term > 0 && end == task.end && offset - first >= (end - first) / 4 && task.extension != nullptr &&
+      task.extension->give_back(task, offset)) {
+    plan.terms.resize(term);
+    end = offset;
   }
   // Where the plan's last chunk ends: past `end` when `end` falls inside a chunk. That chunk is fetched whole
   // either way, so the range takes the rest of it while no other connection has it; the next range then
@@ -386,8 +418,7 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
     // A run: consecutive terms of one fetch entry whose chunks follow each other, served by one GET; a term
     // that a local file holds ends it (it is copied instead).
     std::size_t end = first + 1;
-    while (end < plan.terms.size() && plan.terms[end].fetch == plan.terms[first].fetch &&
-           plan.terms[end].chunk_begin == plan.terms[end - 1].chunk_end) {
+    while (end < plan.terms.size() && same_get_as_previous(plan, end)) {
       next_from = held_locally(end);
       next_from_term = end;
       if (next_from) break;

@@ -212,6 +212,38 @@ TEST(ChunkScheduler, ARangeTakesTheQueuedBytesAfterItButNotAnotherConnections) {
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
+TEST(ChunkScheduler, ARangeGivesBackItsTailToTheNextRangeOnlyWhileNoConnectionHasIt) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 3 * kMiB - 1000);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, 8 * kMiB}, f.publish(), {});
+  RangeTask* first = scheduler.next();
+  ASSERT_NE(first, nullptr);
+  // The Xet source's case: the range would cross into another xorb 1000 bytes before its end.
+  EXPECT_TRUE(first->extension->give_back(*first, kMiB - 1000));
+  EXPECT_EQ(first->end.load(), kMiB - 1000);
+  EXPECT_EQ(first->extension->next_after(*first).begin, kMiB - 1000);
+  RangeTask* second = scheduler.next();
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->begin, kMiB - 1000) << "the next range starts where the shortened one ends";
+  EXPECT_EQ(second->end.load(), 2 * kMiB - 1000) << "and is a whole chunk: the bytes joined it";
+  // Bytes another connection waits for are not handed back: the second range would leave a hole.
+  EXPECT_FALSE(first->extension->give_back(*first, kMiB - 2000));
+  EXPECT_EQ(first->end.load(), kMiB - 1000);
+  RangeTask* third = scheduler.next();
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(third->end.load(), file.size);
+  EXPECT_FALSE(third->extension->give_back(*third, third->begin + 1000)) << "nothing follows the file's last range";
+  EXPECT_FALSE(third->extension->give_back(*third, third->begin)) << "a range keeps at least a byte";
+  for (RangeTask* task : {first, second, third}) {
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  EXPECT_EQ(scheduler.next(), nullptr);
+  EXPECT_EQ(f.blob(file), f.contents[file.path]);
+}
+
 TEST(ChunkScheduler, NamesTheFirstRangeOfTheNextFileToOpenUntilEveryFileIsOpen) {
   Fixture f;
   const RemoteFile a = f.add_file("a.safetensors", 3 * kMiB);

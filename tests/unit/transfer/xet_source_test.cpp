@@ -382,6 +382,19 @@ TEST_F(XetSourceTest, RangesThatEndInsideAChunkFetchItOnce) {
   EXPECT_EQ(results.xorb_bytes_fetched, cas.xorb_bytes()) << "every xorb byte once, none twice";
 }
 
+TEST_F(XetSourceTest, ARangeThatWouldCrossIntoTheNextXorbEndsThereAndTheNextRangeStartsThere) {
+  // On one connection, 100 KiB ranges over two 192 KiB xorbs: the second range (112-212 KiB once the first
+  // took the rest of its last chunk) would fetch from both xorbs. It ends at 192 KiB instead, and the next
+  // range starts there: four ranges, four xorb GETs (five without the cut), every xorb byte once.
+  const FetchResults results = fetch(tokens(), 1);
+  ASSERT_FALSE(results.errors[0].has_value()) << results.errors[0]->what();
+  EXPECT_EQ(blob(), content);
+  std::size_t xorb_gets = 0;
+  for (const RecordedRequest& request : cas.requests()) xorb_gets += request.url.rfind("https://xorbs.test/", 0) == 0;
+  EXPECT_EQ(xorb_gets, 4U);
+  EXPECT_EQ(results.xorb_bytes_fetched, cas.xorb_bytes()) << "every xorb byte once, none twice";
+}
+
 TEST_F(XetSourceTest, TheNextRangesReconstructionIsAskedWhileTheCurrentOneDownloads) {
   // Four 100 KiB ranges on one connection: each range after the first finds its plan asked ahead (each xorb
   // body takes 100 ms here, the prefetch's answer microseconds), and nothing is fetched twice for it.
