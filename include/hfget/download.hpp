@@ -99,6 +99,12 @@ struct ConnectionTimes {
   double planning = 0;          // for Xet reconstructions (the CAS's plan of a range)
   double finishing = 0;         // recording finished ranges, verifying and publishing finished files
   double idle = 0;              // waiting for a range to fetch
+
+  /// The part of `fetching` its other parts leave: the network, and decoding Xet chunks.
+  double receiving() const {
+    const double rest = fetching - writing - hashing - waiting_for_file - planning;
+    return rest > 0 ? rest : 0;
+  }
 };
 
 struct DownloadReport {

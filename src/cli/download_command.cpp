@@ -289,13 +289,12 @@ void print_summary(const DownloadReport& report, const DownloadOptions& options,
         util::format_bytes_both(report.bytes_received - std::min(report.bytes_received, report.bytes_over_xet))));
   }
   if (const ConnectionTimes& t = report.connection_times; t.fetching > 0) {
-    // For -v: where a slow download's time went (receiving (the network, and decoding) is what the other parts leave).
-    const double network = std::max(0.0, t.fetching - t.writing - t.hashing - t.waiting_for_file - t.planning);
+    // For -v: where a slow download's time went.
     spdlog::info(
         "connections' time, summed over them: {:.1f}s on ranges (receiving {:.1f}s, writing {:.1f}s, hashing {:.1f}s, "
         "waiting for another connection of the file {:.1f}s, waiting for Xet plans {:.1f}s), {:.1f}s finishing "
         "ranges and files, {:.1f}s waiting for work",
-        t.fetching, network, t.writing, t.hashing, t.waiting_for_file, t.planning, t.finishing, t.idle);
+        t.fetching, t.receiving(), t.writing, t.hashing, t.waiting_for_file, t.planning, t.finishing, t.idle);
   }
   if (report.files_repaired > 0) {
     say(fmt::format("repaired {} file(s) that failed their hash on disk", report.files_repaired));

@@ -71,10 +71,10 @@ std::string render_download_result_json(const DownloadReport& report, const Down
       {"bytes_reused", report.bytes_selected - report.bytes_to_fetch},
       {"bytes_to_fetch", report.bytes_to_fetch},
       {"elapsed_seconds", report.elapsed.count()},
-      // Where the connections' time went, summed over them (docs/cli.md): the network's share of `fetching`
-      // is what its parts leave.
+      // Where the connections' time went, summed over them (docs/cli.md).
       {"connection_seconds",
        {{"fetching", report.connection_times.fetching},
+        {"receiving", report.connection_times.receiving()},
         {"writing", report.connection_times.writing},
         {"hashing", report.connection_times.hashing},
         {"waiting_for_file", report.connection_times.waiting_for_file},

@@ -27,11 +27,16 @@ constexpr std::size_t kBatchBytes = 256 << 10;
 constexpr std::size_t kMaxReconstructionBytes = 16 << 20;
 // Files whose Xet retries ran out one after the other before the rest of the download gives up on the CAS.
 constexpr int kFilesFailedBeforeXetOff = 3;
-// The spec's advice for large files: ask for at most about 10 GB of a file at a time.
 constexpr std::uint64_t kMaxReconstructionSpan = 10ULL << 30;
 
 Error interrupted(const RemoteFile& file) {
   return Error(ErrorCode::kInterrupted, "interrupted", file.path);
+}
+
+// Where the plan asked for bytes [begin, end) of a file ends: the spec's advice for large files is at most
+// about 10 GB of a file at a time.
+std::uint64_t span_end(std::uint64_t begin, std::uint64_t end) {
+  return std::min<std::uint64_t>(end, begin + kMaxReconstructionSpan);
 }
 
 bool sheds_load(long status) {
@@ -131,7 +136,7 @@ void XetFetcher::fall_back(RangeTask& task, SourcedFile& state, const std::strin
 
 std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const std::string& xet_hash) {
   const std::uint64_t first = task.position;
-  std::uint64_t end = std::min<std::uint64_t>(task.end, first + kMaxReconstructionSpan);
+  std::uint64_t end = span_end(first, task.end);
   xet::Reconstruction plan;
   {
     const StageTimer planning(settings_.clock, &StageClock::planning_ns);
@@ -173,17 +178,15 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
   if (shared_.prefetch != nullptr && task.extension != nullptr && !shared_.xet_off) {
     const store::ByteRange next = task.extension->next_after(task);
     if (next.end > next.begin) {
-      shared_.prefetch->ask_ahead(xet_hash, next.begin,
-                                  std::min<std::uint64_t>(next.end, next.begin + kMaxReconstructionSpan) - 1);
+      shared_.prefetch->ask_ahead(xet_hash, next.begin, span_end(next.begin, next.end) - 1);
     }
     // A file's first range: the next file to open starts when some file finishes, and its first connection
     // would otherwise wait for a plan there (one per file: 64 waits for a 64-shard model).
     if (task.begin == 0) {
       const UpcomingRange upcoming = task.extension->next_file_start();
       if (upcoming.file != nullptr && upcoming.file->xet_hash && upcoming.range.end > upcoming.range.begin) {
-        shared_.prefetch->ask_ahead(
-            *upcoming.file->xet_hash, upcoming.range.begin,
-            std::min<std::uint64_t>(upcoming.range.end, upcoming.range.begin + kMaxReconstructionSpan) - 1);
+        shared_.prefetch->ask_ahead(*upcoming.file->xet_hash, upcoming.range.begin,
+                                    span_end(upcoming.range.begin, upcoming.range.end) - 1);
       }
     }
   }

@@ -144,8 +144,9 @@ void XetRangeSink::begin_chunk(std::uint64_t index, std::uint32_t data_bytes) {
   // Where the chunk lies in the file, whether or not this range writes all of it (a range that starts or ends
   // inside a chunk writes part, and its neighbour the rest): the record is kept only for a file whose
   // SHA-256 matched, so it says what the file holds.
-  if (layout_ != nullptr)
+  if (layout_ != nullptr) {
     layout_->add(writer_.stream_offset(), fetch_.xorb_hash, static_cast<std::uint32_t>(chunk), data_bytes);
+  }
   writer_.begin_chunk(data_bytes);
   writing_chunk_ = true;
 }

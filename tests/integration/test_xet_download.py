@@ -118,6 +118,17 @@ class XetDownloadTest(HfgetTestCase):
         for entry in document["files"]:
             if entry["path"] in self.xet_files:
                 self.assertEqual(entry["xet_hash"], self.upload.xet_hashes[entry["path"]])
+        # Where the connections' time went: every part is there, and receiving is what the others leave of
+        # `fetching` (none, when hashing outside ranges, at activation or verification, made up the rest).
+        seconds = summary["connection_seconds"]
+        parts = ("receiving", "writing", "hashing", "waiting_for_file", "planning")
+        for name in (*parts, "fetching", "finishing", "idle"):
+            self.assertGreaterEqual(seconds[name], 0, name)
+        self.assertGreater(seconds["fetching"], 0)
+        if seconds["receiving"] > 0:
+            self.assertAlmostEqual(sum(seconds[name] for name in parts), seconds["fetching"], delta=1e-6)
+        else:
+            self.assertGreaterEqual(sum(seconds[name] for name in parts), seconds["fetching"])
         self.assertTokensWhereTheyBelong()
         plain = self.hub.run_hfget(["download", REPO, "--local-dir", str(self.hub.new_dir("local"))])
         self.assertEqual(plain.code, 0, plain.stderr[-3000:])
