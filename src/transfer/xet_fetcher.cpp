@@ -160,8 +160,8 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
   // A range that crosses into another xorb fetches what lies past the crossing with a GET of its own, and
   // the next range starts with one more. Ended at the crossing, with the bytes after it handed back to the
   // next range (while no connection has that one yet), the range is one GET and the next still one: one body
-  // fewer per crossing, most of a shard's (a 64 MiB xorb holds about one shard, so most shards cross once).
-  // Not when that would keep less than a quarter of the range: it would only make more ranges.
+  // fewer per crossing (a large file crosses into another xorb every 64 MiB or so). Not when that would keep
+  // less than a quarter of the range: it would only make more ranges.
   if (const auto [term, offset] = last_get_start(plan, first);
       term > 0 && end == task.end && offset - first >= (end - first) / 4 && task.extension != nullptr &&
       task.extension->give_back(task, offset)) {
