@@ -133,17 +133,20 @@ store::ByteRange ChunkScheduler::first_chunk(const store::ByteRange& gap) const 
   return {gap.begin, gap.size() > plan_.chunk_bytes ? gap.begin + plan_.chunk_bytes : gap.end};
 }
 
-std::deque<store::ByteRange>::iterator ChunkScheduler::queued_at(FileState& file, std::uint64_t offset) {
-  return std::find_if(file.queued.begin(), file.queued.end(),
-                      [offset](const store::ByteRange& queued) { return queued.begin == offset; });
+std::optional<std::deque<store::ByteRange>::iterator> ChunkScheduler::queued_after(const RangeTask& task) {
+  FileState& file = files_[task.file_index];
+  if (task.cancelled || file.phase != FileState::Phase::kActive) return std::nullopt;
+  const std::uint64_t end = task.end;
+  const auto gap = std::find_if(file.queued.begin(), file.queued.end(),
+                                [end](const store::ByteRange& queued) { return queued.begin == end; });
+  if (gap == file.queued.end()) return std::nullopt;
+  return gap;
 }
 
 store::ByteRange ChunkScheduler::next_after(const RangeTask& task) {
   const std::lock_guard lock(mutex_);
-  FileState& file = files_[task.file_index];
-  if (task.cancelled || file.phase != FileState::Phase::kActive) return {};
-  const auto gap = queued_at(file, task.end);
-  return gap == file.queued.end() ? store::ByteRange{} : first_chunk(*gap);
+  const auto gap = queued_after(task);
+  return gap ? first_chunk(**gap) : store::ByteRange{};
 }
 
 UpcomingRange ChunkScheduler::next_file_start() {
@@ -156,27 +159,22 @@ UpcomingRange ChunkScheduler::next_file_start() {
 
 bool ChunkScheduler::extend(RangeTask& task, std::uint64_t new_end) {
   const std::lock_guard lock(mutex_);
-  FileState& file = files_[task.file_index];
-  const std::uint64_t end = task.end;
-  if (new_end <= end) return true;
-  if (task.cancelled || file.phase != FileState::Phase::kActive) return false;
-  const auto gap = queued_at(file, end);
-  if (gap == file.queued.end() || new_end > gap->end) return false;
-  gap->begin = new_end;
-  if (gap->begin >= gap->end) file.queued.erase(gap);
+  if (new_end <= task.end) return true;
+  const auto gap = queued_after(task);
+  if (!gap || new_end > (*gap)->end) return false;
+  (*gap)->begin = new_end;
+  if ((*gap)->begin >= (*gap)->end) files_[task.file_index].queued.erase(*gap);
   task.end = new_end;
   return true;
 }
 
 bool ChunkScheduler::give_back(RangeTask& task, std::uint64_t new_end) {
   const std::lock_guard lock(mutex_);
-  FileState& file = files_[task.file_index];
-  const std::uint64_t end = task.end;  // a split may have lowered it since the connection looked
-  if (new_end >= end || new_end <= task.position) return false;
-  if (task.cancelled || file.phase != FileState::Phase::kActive) return false;
-  const auto gap = queued_at(file, end);
-  if (gap == file.queued.end()) return false;
-  gap->begin = new_end;
+  // task.end is read under the lock: a split may have lowered it since the connection looked.
+  if (new_end >= task.end || new_end <= task.position) return false;
+  const auto gap = queued_after(task);
+  if (!gap) return false;
+  (*gap)->begin = new_end;
   task.end = new_end;
   return true;
 }

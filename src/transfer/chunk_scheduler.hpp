@@ -93,8 +93,9 @@ class ChunkScheduler final : public RangeExtension {
   RangeTask* take_queued(bool only_idle_files);                     // requires mutex_
   RangeTask* start_task(FileState& file, store::ByteRange range);   // requires mutex_
   store::ByteRange first_chunk(const store::ByteRange& gap) const;  // the range a connection takes from a gap
-  // The queued gap that starts at `offset`, or file.queued.end(); requires mutex_.
-  static std::deque<store::ByteRange>::iterator queued_at(FileState& file, std::uint64_t offset);
+  // The queued gap that starts where `task` ends, while the task is not cancelled and its file is active
+  // (nullopt otherwise: no connection may take bytes of it then); requires mutex_.
+  std::optional<std::deque<store::ByteRange>::iterator> queued_after(const RangeTask& task);
   RangeTask* split_tail();              // requires mutex_
   void queue_missing(FileState& file);  // requires mutex_
   void open_file(std::unique_lock<std::mutex>& lock, FileState& file);
