@@ -603,6 +603,10 @@ class DetachTest(HfgetTestCase):
         running = self.start_slow(target, home, "--log-file", log)
         pid = running.process.pid
         self.wait_for_running_state(state_dir_of_local(target), pid)
+        # wait starts at once, so that it watches most of the ~6 s run even when a loaded CI machine makes the
+        # status calls below slow (it once saw only the last 2 s, too few for a line one interval in).
+        waiting = self.hub.start_hfget(["wait", target, "--timeout", "30", "--progress-interval", "1"], home=home)
+        self.addCleanup(stop_and_close, waiting)
         state = wait_until(lambda: (s := read_state(state_dir_of_local(target))) and s.get("in_flight") and s, 10,
                            what="the state to name a file in flight")
         self.assertGreaterEqual(state["files_in_flight"], 1, state)
@@ -614,7 +618,7 @@ class DetachTest(HfgetTestCase):
         self.assertEqual(self.status_json(target, home)["log"], str(log))
 
         # wait, on a pipe: a timestamped progress line every --progress-interval on stderr, nothing on stdout.
-        waited = self.hfget(["wait", target, "--timeout", "30", "--progress-interval", "1"], home, timeout=40)
+        waited = waiting.wait(timeout=40)
         self.assertEqual(waited.code, 0, waited.describe())
         self.assertEqual(waited.stdout, "")
         progress = [line for line in waited.stderr.splitlines()
