@@ -18,6 +18,9 @@ from collections import defaultdict
 from pathlib import Path
 
 
+SMALL_BODY = 1 << 20
+
+
 def nginx_requests(path: Path) -> list[dict]:
     requests = []
     for line in path.read_text(errors="replace").splitlines():
@@ -62,11 +65,18 @@ def report(trace_dir: Path, name: str) -> str:
         by_connection[r["connection"]].append(r)
     busy = waiting = 0.0
     idle_for_good = []
+    # The wait before each body on its connection, by the size of the body before and of the one after: over
+    # Xet a file's first range often starts with a small body (its first chunk in a xorb of its own).
+    gaps: dict[str, list[float]] = defaultdict(list)
     for requests in by_connection.values():
         requests.sort(key=lambda r: r["start"])
         busy += sum(r["end"] - r["start"] for r in requests)
         waiting += sum(max(0.0, b["start"] - a["end"]) for a, b in zip(requests, requests[1:]))
         idle_for_good.append(requests[-1]["end"] - t0)
+        for a, b in zip(requests, requests[1:]):
+            kind = ("small" if a["bytes"] < SMALL_BODY else "large") + " → " + (
+                "small" if b["bytes"] < SMALL_BODY else "large")
+            gaps[kind].append(max(0.0, b["start"] - a["end"]))
     first_idle = min(idle_for_good)
     total = sum(r["bytes"] for r in bodies)
     lines.append(f"  nginx: {len(bodies)} bodies, {total / 1e6:.1f} MB on {len(by_connection)} connections; "
@@ -85,6 +95,17 @@ def report(trace_dir: Path, name: str) -> str:
     lines.append(f"  connections: busy {busy:.3f} s, waiting between bodies {waiting:.3f} s "
                  f"({waiting / max(busy + waiting, 1e-9):.1%}); first connection done for good at {first_idle:.3f} s, "
                  f"tail {last_end - first_idle:.3f} s")
+    lines.append("  waits between bodies (previous → next, small under 1 MB): " + "; ".join(
+        f"{kind} {len(v)} x median {sorted(v)[len(v) // 2] * 1000:.1f} ms, sum {sum(v):.3f} s"
+        for kind, v in sorted(gaps.items())))
+    small = [r for r in bodies if r["bytes"] < SMALL_BODY]
+    if small:
+        lines.append(f"  small bodies: {len(small)}, {sum(r['bytes'] for r in small) / 1e3:.0f} KB, nginx's time on them "
+                     f"{sum(r['end'] - r['start'] for r in small) * 1000:.1f} ms in all")
+    if hfget_log.exists():
+        plans = [line for line in hfget_log.read_text(errors="replace").splitlines() if "reconstructions asked" in line]
+        if plans:
+            lines.append("  hfget (-v): " + plans[-1].split("Xet: ", 1)[-1])
     return "\n".join(lines)
 
 

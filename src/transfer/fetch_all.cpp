@@ -243,6 +243,14 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   results.bytes_over_xet = source.shared().bytes_stored;
   results.xorb_bytes_fetched = source.shared().bytes_fetched;
   results.bytes_copied = source.shared().bytes_copied;
+  if (source.shared().plans_asked > 0) {
+    const ReconstructionPrefetch::Takes takes = source.plan_takes();
+    spdlog::debug(
+        "Xet: {} reconstructions asked, {} of them ahead of their ranges and used; ranges found their plan ready {}, "
+        "being asked {}, queued {}, not asked {}",
+        source.shared().plans_asked.load(), source.plans_used_ahead(), takes.ready, takes.waited, takes.queued,
+        takes.missing);
+  }
   results.connection_times = clock.seconds();
   return results;
 }

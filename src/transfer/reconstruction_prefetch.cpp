@@ -47,8 +47,14 @@ std::optional<xet::Reconstruction> ReconstructionPrefetch::take(const std::strin
                                                                 std::uint64_t last, const std::stop_token& stop) {
   std::unique_lock lock(mutex_);
   auto entry = find(xet_hash, first, last);
-  if (entry == entries_.end()) return std::nullopt;
+  if (entry == entries_.end()) {
+    ++takes_.missing;
+    return std::nullopt;
+  }
   const std::uint64_t id = entry->id;
+  ++(entry->state == Entry::State::kReady    ? takes_.ready
+     : entry->state == Entry::State::kAsking ? takes_.waited
+                                             : takes_.queued);
   // Being asked: the answer is at most the round trip away that asking it again would cost.
   changed_.wait(lock, stop, [&] {
     entry = std::find_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; });
@@ -62,6 +68,11 @@ std::optional<xet::Reconstruction> ReconstructionPrefetch::take(const std::strin
   }
   entries_.erase(entry);
   return plan;
+}
+
+ReconstructionPrefetch::Takes ReconstructionPrefetch::takes() const {
+  const std::lock_guard lock(mutex_);
+  return takes_;
 }
 
 std::size_t ReconstructionPrefetch::plans_used() const {

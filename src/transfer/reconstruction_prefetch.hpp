@@ -42,8 +42,17 @@ class ReconstructionPrefetch {
   /// asked, it is still queued (then it is not asked any more), or it failed.
   std::optional<xet::Reconstruction> take(const std::string& xet_hash, std::uint64_t first, std::uint64_t last,
                                           const std::stop_token& stop);
+  /// What take() found so far: a plan ready, one being asked (waited for), one still queued (left to the
+  /// connection), none for the range.
+  struct Takes {
+    std::size_t ready = 0;
+    std::size_t waited = 0;
+    std::size_t queued = 0;
+    std::size_t missing = 0;
+  };
   /// Plans handed to take() so far.
   std::size_t plans_used() const;
+  Takes takes() const;
 
  private:
   struct Entry {
@@ -62,6 +71,7 @@ class ReconstructionPrefetch {
   std::deque<Entry> entries_;  // oldest first
   std::uint64_t next_id_ = 0;
   std::size_t plans_used_ = 0;
+  Takes takes_;
   std::jthread thread_;  // last: started once the members it uses exist, stopped and joined first
 };
 

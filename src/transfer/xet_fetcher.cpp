@@ -222,6 +222,7 @@ std::optional<XetFetcher::Failure> XetFetcher::ask_reconstruction(const std::str
   spec.range_last = last;
   spec.extra_headers = {"Accept: application/json"};
   http::StringSink sink(kMaxReconstructionBytes);
+  ++shared_.plans_asked;
   const http::HttpResponse response = transport_->get(spec, sink, stop_);
   spdlog::debug("GET {} (bytes {}-{}) -> {}", spec.url, first, last,
                 http::describe(response.failure, response.failure_message, response.status));

@@ -88,6 +88,7 @@ struct XetShared {
   std::atomic<bool> cas_answered{false};        // the CAS answered once: a later connect failure is a blip
   std::atomic<int> files_failed_in_a_row{0};    // files whose Xet retries ran out, none served since
   std::atomic<bool> xet_off{false};             // too many of them: the rest of the download takes the bridge
+  std::atomic<std::uint64_t> plans_asked{0};    // reconstructions asked of the CAS, ahead of time or not
   ReconstructionPrefetch* prefetch = nullptr;   // the next ranges' plans, asked ahead (nullptr: none)
 };
 
@@ -112,6 +113,7 @@ class XetSource final : public ByteSource {
   const XetShared& shared() const noexcept { return shared_; }
   /// Reconstructions that a connection found asked ahead of time.
   std::size_t plans_used_ahead() const { return prefetch_ ? prefetch_->plans_used() : 0; }
+  ReconstructionPrefetch::Takes plan_takes() const { return prefetch_ ? prefetch_->takes() : ReconstructionPrefetch::Takes{}; }
 
  private:
   XetSettings xet_;

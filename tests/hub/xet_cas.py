@@ -9,6 +9,7 @@ Tokens and presigned xorb URLs are minted and checked here too. See tests/hub/RE
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
 import os
@@ -54,6 +55,7 @@ class XetStore:
         self._by_sha256: dict[str, str] = {}
         self._xorb_chunks: dict[str, XorbChunks] = {}
         self._xorb_offsets: dict[str, list[int]] = {}
+        self._unpacked_prefixes: dict[str, list[int]] = {}   # per xorb: its chunks' unpacked lengths summed
         self._chunk_to_xorb: dict[str, str] = {}
         self._tokens: dict[str, XetToken] = {}
         self._token_count = 0
@@ -119,12 +121,23 @@ class XetStore:
     def _index(self, files: list[FileInfo], xorbs: list[XorbChunks]) -> None:
         for xorb in xorbs:
             self._xorb_chunks[xorb.xorb] = xorb
+            self._unpacked_prefixes.pop(xorb.xorb, None)
             for chunk_hash in xorb.chunk_hashes:
                 self._chunk_to_xorb.setdefault(chunk_hash, xorb.xorb)
         for f in files:
             self._files[f.xet_hash] = f
             if f.sha256:
                 self._by_sha256[f.sha256] = f.xet_hash
+
+    def _unpacked_prefix(self, xorb_hash: str) -> list[int]:
+        """[0, l0, l0+l1, ...] over the xorb's chunks' unpacked lengths; requires self._lock."""
+        prefix = self._unpacked_prefixes.get(xorb_hash)
+        if prefix is None:
+            prefix = [0]
+            for length in self._xorb_chunks[xorb_hash].unpacked_lengths:
+                prefix.append(prefix[-1] + length)
+            self._unpacked_prefixes[xorb_hash] = prefix
+        return prefix
 
     # -- lookups ----------------------------------------------------------------------------------
 
@@ -231,26 +244,27 @@ class XetStore:
         chunks, `offset_into_first_range`, and per xorb the merged chunk ranges with signed URLs."""
         f = self.file(xet_hash)
         with self._lock:
-            lengths = {t.xorb: self._xorb_chunks[t.xorb].unpacked_lengths for t in f.terms}
+            prefixes = {t.xorb: self._unpacked_prefix(t.xorb) for t in f.terms}
             offsets = {t.xorb: self._xorb_offsets[t.xorb] for t in f.terms}
+        # Chunk i of a xorb decodes to prefix[i]..prefix[i+1] of the xorb's data: a term's chunks are found by
+        # bisection, not walked (a real CAS answers from an index too; walking made each answer cost ~1 ms of
+        # Python per 64 MiB term in the benchmarks, on the cores the client under test was measured on).
         terms, skip, position = [], 0, 0
         for term in f.terms:
             term_end = position + term.unpacked_length
             if term_end <= first or position > last:
                 position = term_end
                 continue
-            start, end, chunk_position = term.start, term.end, position
-            chunk_lengths = lengths[term.xorb]
-            while chunk_position + chunk_lengths[start] <= first:   # drop whole chunks before `first`
-                chunk_position += chunk_lengths[start]
-                start += 1
+            prefix = prefixes[term.xorb]
+            base = prefix[term.start]
+            start, end = term.start, term.end
+            if first > position:   # the chunk holding `first`: the first whose end lies past it
+                start = bisect.bisect_right(prefix, base + first - position, term.start, term.end + 1) - 1
             if not terms:
-                skip = first - chunk_position
-            tail = term_end
-            while tail - chunk_lengths[end - 1] > last:              # and after `last`
-                tail -= chunk_lengths[end - 1]
-                end -= 1
-            terms.append(Term(term.xorb, start, end, sum(chunk_lengths[start:end])))
+                skip = max(first - position, 0) - (prefix[start] - base)
+            if last < term_end - 1:   # the chunks that start at or before `last`
+                end = bisect.bisect_right(prefix, base + last - position, term.start, term.end)
+            terms.append(Term(term.xorb, start, end, prefix[end] - prefix[start]))
             position = term_end
         fetch = self._fetch_ranges(terms, offsets)
         answer = {"offset_into_first_range": skip,

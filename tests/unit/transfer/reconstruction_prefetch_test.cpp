@@ -54,6 +54,8 @@ TEST(ReconstructionPrefetch, APlanAskedAheadIsHandedOnceAndOnlyForItsExactRange)
   EXPECT_EQ(plan->offset_into_first_range, 100U);
   EXPECT_FALSE(prefetch.take("a", 100, 199, {}).has_value()) << "handed once";
   EXPECT_EQ(prefetch.plans_used(), 1U);
+  EXPECT_EQ(prefetch.takes().ready, 1U);
+  EXPECT_EQ(prefetch.takes().missing, 3U);
   EXPECT_EQ(cas.asked, 1);
 }
 
@@ -72,6 +74,10 @@ TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheC
   EXPECT_EQ(plan->offset_into_first_range, 0U);
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(cas.asked, 1) << "the range the connection took back was never asked";
+  const ReconstructionPrefetch::Takes takes = prefetch.takes();
+  EXPECT_EQ(takes.waited, 1U);
+  EXPECT_EQ(takes.queued, 1U);
+  EXPECT_EQ(takes.ready, 0U);
 }
 
 TEST(ReconstructionPrefetch, AFailedAskIsNoPlanAndAStoppedPrefetchReleasesItsWaiters) {
