@@ -200,6 +200,45 @@ def write_trace(trace_dir: Path, name: str, hub: harness.Hub, measured: Measured
                                                             "cpu": measured.cpu, "servers_cpu": measured.servers_cpu}))
 
 
+# --server-cpus: the servers run on these CPUs and the tool under test on the others (None: no pinning).
+SERVER_CPUS: set[int] | None = None
+
+
+def parse_cpu_list(text: str) -> set[int]:
+    """"0-3,6" -> {0, 1, 2, 3, 6}; ValueError when a CPU is not this machine's or none would be left."""
+    cpus: set[int] = set()
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    available = os.sched_getaffinity(0)
+    if not cpus or not cpus < available:
+        raise ValueError(f"--server-cpus {text}: must name some, not all, of the CPUs {sorted(available)}")
+    return cpus
+
+
+def client_cpus() -> set[int] | None:
+    return os.sched_getaffinity(0) - SERVER_CPUS if SERVER_CPUS else None
+
+
+def cpu_split() -> str:
+    """For the report's first line: which CPUs the servers and the tools ran on, when they were split."""
+    cpus = client_cpus()
+    return f" (servers on CPUs {sorted(SERVER_CPUS)}, each tool on {sorted(cpus)})" if cpus else ""
+
+
+def pin_servers(hub: harness.Hub) -> None:
+    """Every thread of the Hub's emulator and nginx onto SERVER_CPUS (threads started later inherit it)."""
+    if not SERVER_CPUS:
+        return
+    for group in server_groups(hub):
+        for pid in descendants(group):
+            try:
+                for thread in os.listdir(f"/proc/{pid}/task"):
+                    os.sched_setaffinity(int(thread), SERVER_CPUS)
+            except (OSError, ValueError):
+                pass   # a thread or process that ended meanwhile
+
+
 def server_groups(hub: harness.Hub) -> set[int]:
     """The process groups of the Hub's emulator and nginx (each was started in its own session)."""
     groups = set()
@@ -292,8 +331,10 @@ def run_measured(argv: list[str], *, env: dict[str, str], timeout: float, log_di
     busy_before, servers_before = busy_cpu_seconds(), group_cpu_seconds(servers)
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         started, started_at = time.monotonic(), time.time()
+        cpus = client_cpus()
         process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                   start_new_session=True)
+                                   start_new_session=True,
+                                   preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     timed_out = threading.Event()
 
     def kill_group() -> None:
@@ -533,6 +574,7 @@ class Bench:
                 Path(trace_dir).mkdir(parents=True, exist_ok=True)
                 argv += ["--log-file", str(Path(trace_dir) / f"{name}.hfget.log")]
             hub.reset_logs()
+            pin_servers(hub)
             os.sync()
             waited = wait_for_idle(self.args.idle_wait) if self.args.idle_wait > 0 else 0.0
             print(f"[{scenario}] {tool} #{repeat + 1}: {' '.join(argv[:6])} ..."
@@ -921,8 +963,8 @@ def run_xet(args, work: Path, model: Path, began: float, load_before: float) -> 
     expected = expected_files(model)
     build_launcher(work)
     data = xet_bench.run(args, work, model, expected)
-    print(f"\ndownload benchmark, Xet scenario: {args.hfget}, {os.cpu_count()} CPUs, 1-minute load average at the "
-          f"start {load_before:.2f}, at the end {os.getloadavg()[0]:.2f}"
+    print(f"\ndownload benchmark, Xet scenario: {args.hfget}, {os.cpu_count()} CPUs{cpu_split()}, 1-minute load "
+          f"average at the start {load_before:.2f}, at the end {os.getloadavg()[0]:.2f}"
           + (f"; left out of the model (empty): {', '.join(removed)}" if removed else ""))
     print(xet_bench.report(data))
     print(f"\ntotal benchmark time {time.monotonic() - began:.0f}s")
@@ -970,6 +1012,9 @@ def main() -> int:
                         help="before each run, wait up to this many seconds for the machine to be idle (default 30; "
                              "0: do not wait)")
     parser.add_argument("--nginx-workers", type=int, default=1, help="nginx worker processes (default 1)")
+    parser.add_argument("--server-cpus", metavar="LIST",
+                        help="run nginx and the Hub emulator on these CPUs (e.g. 0-3) and each tool on the others, "
+                             "as when the servers are other machines (default: all share every CPU)")
     parser.add_argument("--kill-at", type=float, default=0.5, help="fraction of bytes on disk at the kill -9")
     parser.add_argument("--no-extras", action="store_true", help="skip hfget's no-op re-run and resume test")
     parser.add_argument("--json-out", help="also write the results as JSON here")
@@ -989,6 +1034,8 @@ def main() -> int:
         speeds = [r.strip() for r in args.max_speed_rates.split(",") if r.strip()]
         [parse_rate(r) for r in speeds]
         sweep = [int(n) for n in args.connection_sweep.split(",") if n.strip()]
+        global SERVER_CPUS
+        SERVER_CPUS = parse_cpu_list(args.server_cpus) if args.server_cpus else None
     except ValueError as error:
         parser.error(str(error))
     scenarios = []
@@ -1085,7 +1132,7 @@ def main() -> int:
                    for s in scenarios}
         print(f"\ndownload benchmark: {args.hfget}"
               + (f" against {BASELINE} {args.hfget_baseline}" if args.hfget_baseline else "")
-              + f", {os.cpu_count()} CPUs, 1-minute load average at the start "
+              + f", {os.cpu_count()} CPUs{cpu_split()}, 1-minute load average at the start "
               f"{load_before:.2f}, at the end {os.getloadavg()[0]:.2f}")
         for scenario in scenarios:
             print(table(scenario, results, bench.total, len(expected), titles[scenario]))
