@@ -67,8 +67,19 @@ PublishedFiles::PublishedFiles(std::filesystem::path state_dir) : path_(std::mov
     const auto mtime = signed_field(data, "mtime_ns");
     const auto ctime = signed_field(data, "ctime_ns");
     if (!device || !inode || !size || !mtime || !ctime) continue;
-    entries_[path->get<std::string>()] = Entry{etag->get<std::string>(), {*device, *inode, *size, *mtime, *ctime}};
+    put(path->get<std::string>(), Entry{etag->get<std::string>(), {*device, *inode, *size, *mtime, *ctime}});
   }
+}
+
+void PublishedFiles::put(const std::string& repo_path, Entry entry) {
+  const auto [it, added] = entries_.try_emplace(repo_path);
+  if (!added && it->second.etag != entry.etag) {
+    const auto old = paths_by_etag_.find(it->second.etag);
+    old->second.erase(repo_path);
+    if (old->second.empty()) paths_by_etag_.erase(old);
+  }
+  paths_by_etag_[entry.etag].insert(repo_path);
+  it->second = std::move(entry);
 }
 
 bool PublishedFiles::vouches_for(const std::string& repo_path, const std::string& etag,
@@ -82,11 +93,9 @@ bool PublishedFiles::vouches_for(const std::string& repo_path, const std::string
 
 std::vector<std::string> PublishedFiles::paths_with_etag(const std::string& etag) const {
   const std::lock_guard lock(mutex_);
-  std::vector<std::string> paths;
-  for (const auto& [path, entry] : entries_) {
-    if (entry.etag == etag) paths.push_back(path);
-  }
-  return paths;
+  const auto paths = paths_by_etag_.find(etag);
+  if (paths == paths_by_etag_.end()) return {};
+  return {paths->second.begin(), paths->second.end()};
 }
 
 void PublishedFiles::record(const std::string& repo_path, const std::string& etag, const std::filesystem::path& file) {
@@ -109,7 +118,7 @@ void PublishedFiles::record(const std::string& repo_path, const std::string& eta
     throw Error(error == ENOSPC || error == EDQUOT ? ErrorCode::kDiskFull : ErrorCode::kInternal,
                 fmt::format("cannot append to {}: {}", path_.string(), std::strerror(error)), path_);
   }
-  entries_[repo_path] = Entry{etag, *identity};
+  put(repo_path, Entry{etag, *identity});
 }
 
 }  // namespace hfget::store

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,14 @@ class PublishedFiles {
     FileIdentity identity;
   };
 
+  void put(const std::string& repo_path, Entry entry);  // requires mutex_ (or the constructor)
+
   std::filesystem::path path_;
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;
+  // The same, by etag: each published Xet file asks which files hold its content, and a scan of every entry
+  // each time made a download of n files O(n²) (a dataset of 100,000 files in one local dir).
+  std::map<std::string, std::set<std::string>> paths_by_etag_;
 };
 
 }  // namespace hfget::store

@@ -64,6 +64,21 @@ TEST(PublishedFiles, FindsThePathsWhoseLastRecordNamesAnEtag) {
   EXPECT_TRUE(published.paths_with_etag("etag-c").empty());
 }
 
+TEST(PublishedFiles, APathRecordedAgainInTheSameRunMovesToItsNewEtag) {
+  const TempDir dir;
+  write(dir / "a.bin", "bytes");
+  PublishedFiles published(dir.path());
+  published.record("x.bin", "etag-a", dir / "a.bin");
+  published.record("y.bin", "etag-a", dir / "a.bin");
+  published.record("x.bin", "etag-b", dir / "a.bin");
+  EXPECT_EQ(published.paths_with_etag("etag-a"), std::vector<std::string>{"y.bin"});
+  EXPECT_EQ(published.paths_with_etag("etag-b"), std::vector<std::string>{"x.bin"});
+  published.record("y.bin", "etag-b", dir / "a.bin");
+  EXPECT_TRUE(published.paths_with_etag("etag-a").empty());
+  EXPECT_EQ(published.paths_with_etag("etag-b"), (std::vector<std::string>{"x.bin", "y.bin"}));
+  EXPECT_EQ(PublishedFiles(dir.path()).paths_with_etag("etag-b"), (std::vector<std::string>{"x.bin", "y.bin"}));
+}
+
 TEST(PublishedFiles, TheLastLineOfAPathWinsAndBrokenLinesAreIgnored) {
   const TempDir dir;
   write(dir / "a.bin", "bytes");
