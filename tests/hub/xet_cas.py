@@ -247,8 +247,8 @@ class XetStore:
             prefixes = {t.xorb: self._unpacked_prefix(t.xorb) for t in f.terms}
             offsets = {t.xorb: self._xorb_offsets[t.xorb] for t in f.terms}
         # Chunk i of a xorb decodes to prefix[i]..prefix[i+1] of the xorb's data: a term's chunks are found by
-        # bisection, not walked (a real CAS answers from an index too; walking made each answer cost ~1 ms of
-        # Python per 64 MiB term in the benchmarks, on the cores the client under test was measured on).
+        # bisection, not walked (a real CAS answers from an index too; the benchmarks run the emulator on the
+        # client's cores, and walking a 32 MiB term's chunks cost 4 times as much Python per answer).
         terms, skip, position = [], 0, 0
         for term in f.terms:
             term_end = position + term.unpacked_length
