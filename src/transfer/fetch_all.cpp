@@ -248,8 +248,7 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
     spdlog::debug(
         "Xet: {} reconstructions asked, {} of them ahead of their ranges and used; ranges found their plan ready {}, "
         "being asked {}, queued {}, not asked {}",
-        source.shared().plans_asked.load(), source.plans_used_ahead(), takes.ready, takes.waited, takes.queued,
-        takes.missing);
+        source.shared().plans_asked.load(), takes.used, takes.ready, takes.waited, takes.queued, takes.missing);
   }
   results.connection_times = clock.seconds();
   return results;

@@ -64,7 +64,7 @@ std::optional<xet::Reconstruction> ReconstructionPrefetch::take(const std::strin
   std::optional<xet::Reconstruction> plan;
   if (entry->state == Entry::State::kReady) {
     plan = std::move(entry->plan);
-    ++plans_used_;
+    ++takes_.used;
   }
   entries_.erase(entry);
   return plan;
@@ -73,11 +73,6 @@ std::optional<xet::Reconstruction> ReconstructionPrefetch::take(const std::strin
 ReconstructionPrefetch::Takes ReconstructionPrefetch::takes() const {
   const std::lock_guard lock(mutex_);
   return takes_;
-}
-
-std::size_t ReconstructionPrefetch::plans_used() const {
-  const std::lock_guard lock(mutex_);
-  return plans_used_;
 }
 
 void ReconstructionPrefetch::run(const std::stop_token& stop, const std::function<Ask(std::stop_token)>& make_ask) {

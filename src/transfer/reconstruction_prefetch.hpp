@@ -43,15 +43,15 @@ class ReconstructionPrefetch {
   std::optional<xet::Reconstruction> take(const std::string& xet_hash, std::uint64_t first, std::uint64_t last,
                                           const std::stop_token& stop);
   /// What take() found so far: a plan ready, one being asked (waited for), one still queued (left to the
-  /// connection), none for the range.
+  /// connection), none for the range; and how many plans it handed over (ready ones, and waited ones that came
+  /// back ready). Counted per take, so a range retried after a failure counts again.
   struct Takes {
     std::size_t ready = 0;
     std::size_t waited = 0;
     std::size_t queued = 0;
     std::size_t missing = 0;
+    std::size_t used = 0;
   };
-  /// Plans handed to take() so far.
-  std::size_t plans_used() const;
   Takes takes() const;
 
  private:
@@ -70,7 +70,6 @@ class ReconstructionPrefetch {
   std::condition_variable_any changed_;
   std::deque<Entry> entries_;  // oldest first
   std::uint64_t next_id_ = 0;
-  std::size_t plans_used_ = 0;
   Takes takes_;
   std::jthread thread_;  // last: started once the members it uses exist, stopped and joined first
 };

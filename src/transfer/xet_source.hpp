@@ -112,7 +112,6 @@ class XetSource final : public ByteSource {
 
   const XetShared& shared() const noexcept { return shared_; }
   /// Reconstructions that a connection found asked ahead of time.
-  std::size_t plans_used_ahead() const { return prefetch_ ? prefetch_->plans_used() : 0; }
   ReconstructionPrefetch::Takes plan_takes() const {
     return prefetch_ ? prefetch_->takes() : ReconstructionPrefetch::Takes{};
   }

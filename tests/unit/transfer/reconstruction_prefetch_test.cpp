@@ -53,7 +53,7 @@ TEST(ReconstructionPrefetch, APlanAskedAheadIsHandedOnceAndOnlyForItsExactRange)
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->offset_into_first_range, 100U);
   EXPECT_FALSE(prefetch.take("a", 100, 199, {}).has_value()) << "handed once";
-  EXPECT_EQ(prefetch.plans_used(), 1U);
+  EXPECT_EQ(prefetch.takes().used, 1U);
   EXPECT_EQ(prefetch.takes().ready, 1U);
   EXPECT_EQ(prefetch.takes().missing, 3U);
   EXPECT_EQ(cas.asked, 1);

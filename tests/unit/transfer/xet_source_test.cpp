@@ -305,7 +305,7 @@ struct XetSourceTest : ::testing::Test {
     FetchResults results = fetch_files(plan, settings, source, *layout, publish_into(*layout), progress, {});
     results.bytes_over_xet = source.shared().bytes_stored;
     results.xorb_bytes_fetched = source.shared().bytes_fetched;
-    plans_used_ahead = source.plans_used_ahead();
+    plans_used_ahead = source.plan_takes().used;
     return results;
   }
 
