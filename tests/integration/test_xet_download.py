@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import signal
 import struct
 import sys
@@ -133,6 +134,21 @@ class XetDownloadTest(HfgetTestCase):
         plain = self.hub.run_hfget(["download", REPO, "--local-dir", str(self.hub.new_dir("local"))])
         self.assertEqual(plain.code, 0, plain.stderr[-3000:])
         self.assertIn("over Xet:", plain.stderr)
+
+    def test_verbose_counts_the_reconstructions_the_cas_was_asked(self):
+        result, target = self.download("-v", "--connections", "4")
+        self.assertAllFilesArrived(result, target)
+        match = re.search(r"Xet: (\d+) reconstructions asked, (\d+) of them ahead of their ranges and used; ranges "
+                          r"found their plan ready (\d+), being asked (\d+), queued (\d+), not asked (\d+)",
+                          result.stderr)
+        self.assertIsNotNone(match, result.stderr[-3000:])
+        asked, used, ready, waited, queued, missing = map(int, match.groups())
+        answered = [r for r in self.hub.requests() if r["listener"] == "cas" and "/reconstructions/" in r["path"]]
+        self.assertEqual(asked, len(answered))
+        self.assertGreaterEqual(asked, len(self.xet_files))
+        # A plan handed over was found ready or waited for; every range looked for one.
+        self.assertLessEqual(used, ready + waited)
+        self.assertGreaterEqual(ready + waited + queued + missing, len(self.xet_files))
 
     def test_a_xet_repo_downloads_into_the_cache_and_a_rerun_asks_nothing_of_the_cas(self):
         result, target = self.download(layout="cache")
