@@ -96,9 +96,11 @@ void XetFetcher::fetch(RangeTask& task) {
     if (stop_.stop_requested()) throw interrupted(file);
     if (task.cancelled || task.position >= task.end || task.file->restart_requested()) return;
     const std::uint64_t before = task.position;
+    const std::uint64_t copied_before = bytes_copied_;
     const std::optional<Failure> failure = fetch_once(task, *file.xet_hash);
     if (task.position - before >= progress_bytes_) retrier.note_progress();
-    if (task.position > before) shared_.files_failed_in_a_row = 0;  // the CAS serves
+    // The CAS serves, unless all of that progress was copied from local files (the xorbs may still fail).
+    if (task.position - before > bytes_copied_ - copied_before) shared_.files_failed_in_a_row = 0;
     if (stop_.stop_requested()) throw interrupted(file);
     // Stopped because the file failed elsewhere or changed: not the CAS's doing.
     if (task.cancelled || task.file->restart_requested()) return;
@@ -405,6 +407,7 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
       const CopyOutcome copied = copy_term(*from, plan.terms[first], writer, state.chunk_layout(), copy_buffer_);
       const std::uint64_t copied_bytes = writer.accepted() - before;
       shared_.bytes_copied += copied_bytes;
+      bytes_copied_ += copied_bytes;
       if (copied_bytes > 0) task.file->note_copied(copied_bytes);
       if (copied == CopyOutcome::kCopied) {
         term_offset += plan.terms[first++].data_bytes;

@@ -66,6 +66,7 @@ class XetFetcher final : public SourceConnection {
   std::stop_token stop_;
   std::vector<std::byte> batch_;
   std::vector<std::byte> copy_buffer_;  // one chunk read from a local file (allocated at the first copy)
+  std::uint64_t bytes_copied_ = 0;      // by this connection from local files: progress that is not the CAS's
   bool replan_ = false;                 // fetch_terms stopped early: the range was split, its new end needs a new plan
 };
 

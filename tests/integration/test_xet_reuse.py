@@ -235,6 +235,20 @@ class XetReuseTest(HfgetTestCase):
         self.assertGreaterEqual(copied, 3 * MIB - 128 * KIB)
         self.assertLessEqual(self.xorb_bytes(), 3 * MIB + 512 * KIB)
 
+    def test_xorbs_that_keep_failing_turn_xet_off_even_while_chunks_are_copied(self):
+        # Copies need the CAS's plans, not its xorbs: a file that copied some chunks and then failed on every
+        # xorb still counts towards giving Xet up, or each further file would spend its retries finding out.
+        target = self.hub.new_dir("local")
+        self.assertHolds(self.download(target, self.rev1, "local"), self.v1)
+        self.hub.set_faults([{"target": "xorb", "path": "xorbs/*", "kind": "status", "status": 503, "times": -1}])
+        result = self.hub.run_hfget(["download", REPO, "--revision", self.rev2, "--local-dir", str(target), "--json",
+                                     "--progress", "json", "--max-workers", "1", "--retries", "1"])
+        self.assertEqual(result.code, 0, result.stderr[-3000:])
+        self.assertHolds(json.loads(result.stdout), self.v2)
+        events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+        reasons = [e.get("reason", "") for e in events if e.get("event") == "file_path" and e.get("via") == "bridge"]
+        self.assertTrue(any("the CAS failed for the files before it" in r for r in reasons), reasons)
+
     def test_a_target_without_hfgets_records_fetches_everything(self):
         def remove_the_records(snapshot: Path) -> None:
             shutil.rmtree(snapshot.parent.parent / "hfget" / "xet-layouts")
