@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <set>
 #include <string_view>
@@ -47,6 +48,11 @@ void LocalChunks::add(std::filesystem::path path, xet::ChunkLayout chunk_layout)
   for (const xet::ChunkRun& run : files_.back().layout.runs) {
     if (xorbs.insert(run.xorb_hash).second) files_by_xorb_.emplace(run.xorb_hash, index);
   }
+}
+
+void LocalChunks::forget(const Span& found) {
+  std::unique_lock guard(mutex_);
+  std::erase_if(files_by_xorb_, [&](const auto& entry) { return &files_[entry.second].identity == found.identity; });
 }
 
 std::optional<LocalChunks::Span> LocalChunks::find(const xet::Term& term) const {

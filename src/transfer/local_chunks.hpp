@@ -51,6 +51,10 @@ class LocalChunks {
   /// A local file that holds the term's chunks back to back, their lengths adding up to the term's
   /// data_bytes; nullopt when none does.
   std::optional<Span> find(const xet::Term& term) const;
+  /// No term is found in the file of `found` any more: it could not be read as its record says, so every later
+  /// term it would serve, on any connection, goes to the next file that holds it or is fetched. Only that
+  /// record: a file this download published at the same path since is another entry, and stays.
+  void forget(const Span& found);
   bool empty() const;
   std::size_t files() const;
 

@@ -386,7 +386,7 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
   } count_stored{writer, shared_};
   ChunkMemory memory(plan);
   auto& state = static_cast<SourcedFile&>(*task.source);
-  const LocalChunks* local = state.copy_allowed() ? settings_.local_chunks : nullptr;
+  LocalChunks* local = state.copy_allowed() ? settings_.local_chunks : nullptr;
   const auto held_locally = [&](std::size_t term) {
     return local != nullptr ? local->find(plan.terms[term]) : std::nullopt;
   };
@@ -413,6 +413,7 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
         term_offset += plan.terms[first++].data_bytes;
         continue;
       }
+      local->forget(*from);  // not as recorded: no connection copies from it again
       if (copied == CopyOutcome::kCutShort) {
         // Part of the term is written: the range goes on from where the file stands, fetched this time.
         writer.flush();
@@ -420,7 +421,7 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, cons
             .attempt = {http::TransportFailure::kConnectionLost, 0, false},
             .reason = fmt::format("{} could not be read while chunks were copied from it", from->file->string())};
       }
-      local = nullptr;  // unreadable: nothing written, fetched below (and nothing more copied in this plan)
+      // Unreadable: nothing written, the term is fetched below (another file may still serve later terms).
     }
     // A run: consecutive terms of one fetch entry whose chunks follow each other, served by one GET; a term
     // that a local file holds ends it (it is copied instead).

@@ -64,6 +64,23 @@ TEST_F(LocalChunksTest, LooksInEveryFileThatHoldsTheXorb) {
   EXPECT_EQ(chunks.files(), 2u);
 }
 
+TEST_F(LocalChunksTest, AForgottenFileServesNoTermAndAnotherOfTheSamePathStillDoes) {
+  LocalChunks chunks;
+  chunks.add(old_shard, {1000, {{kXorbA, 0, 0, {100}}}});
+  chunks.add(other, {300, {{kXorbA, 0, 0, {100}}}});
+  const std::optional<LocalChunks::Span> first = chunks.find(term(kXorbA, 0, 1, 100));
+  ASSERT_TRUE(first.has_value());
+  chunks.forget(*first);
+  const std::optional<LocalChunks::Span> next = chunks.find(term(kXorbA, 0, 1, 100));
+  ASSERT_TRUE(next.has_value());
+  EXPECT_NE(*next->file, *first->file) << "the other file that holds the chunk";
+  chunks.forget(*next);
+  EXPECT_FALSE(chunks.find(term(kXorbA, 0, 1, 100)));
+  // Published again at the same path (a local dir's update): the new record serves.
+  chunks.add(old_shard, {1000, {{kXorbA, 0, 0, {100}}}});
+  EXPECT_TRUE(chunks.find(term(kXorbA, 0, 1, 100)));
+}
+
 TEST_F(LocalChunksTest, LeavesOutAFileThatIsNotThere) {
   LocalChunks chunks;
   chunks.add(dir / "gone.safetensors", {1000, {{kXorbA, 0, 0, {100}}}});
