@@ -155,6 +155,8 @@ def main() -> int:
     args = parser.parse_args()
     store_dir = args.store.resolve()
     store_dir.parent.mkdir(parents=True, exist_ok=True)
+    if args.work:
+        args.work.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="xet-local-", dir=args.work or store_dir.parent))
     try:
         build(store_dir, args.size, args.shards, work)

@@ -11,7 +11,9 @@ namespace {
 constexpr std::uint64_t kLongRemainder = 4;
 // ...or how long the rest of it would take at the rate it has come so far (a connection the CDN caps, a
 // stalling one): then the server has not sent it yet, so a cut wastes little, and halving it saves that long.
-constexpr std::chrono::milliseconds kSlowRemainder{250};
+// 100 ms, not more: at a 40 MB/s edge, 250 ms left a shard's last 6-10 MB to one connection while the others
+// idled (docs/benchmarks.md, issue 18 on the GPU server); a fast uncapped range is never this slow.
+constexpr std::chrono::milliseconds kSlowRemainder{100};
 // The least time a range has run before its rate says anything.
 constexpr std::chrono::milliseconds kRateSample{50};
 
