@@ -1025,6 +1025,9 @@ def main() -> int:
                         "earlier upload of this model is served again with no upload (no node needed)")
     parser.add_argument("--xet-rate-cap", metavar="RATE", help="with --xet: nginx limit_rate per connection on the "
                         "xorbs and the bridge's bodies alike (e.g. 65m, a fast CDN edge's ~68 MB/s)")
+    parser.add_argument("--xet-cas-latency", type=float, default=0.0, metavar="MS",
+                        help="with --xet: the emulator's CAS answers each request MS milliseconds late, as the Hub's "
+                        "CAS across the internet would (tens of ms); the xorbs and the bridge stay local")
     args = parser.parse_args()
     tools = [t for t in args.tools.split(",") if t]
     try:

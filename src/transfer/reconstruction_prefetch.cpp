@@ -6,13 +6,19 @@
 
 namespace hfget::transfer {
 
-ReconstructionPrefetch::ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask)
-    : thread_([this, make_ask = std::move(make_ask)](std::stop_token stop) { run(stop, make_ask); }) {}
+ReconstructionPrefetch::ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask, std::size_t askers) {
+  askers_.reserve(std::max<std::size_t>(askers, 1));
+  for (std::size_t i = 0; i < std::max<std::size_t>(askers, 1); ++i) {
+    askers_.emplace_back([this, make_ask](std::stop_token stop) { run(stop, make_ask); });
+  }
+}
 
 ReconstructionPrefetch::~ReconstructionPrefetch() {
-  thread_.request_stop();
+  for (std::jthread& asker : askers_) asker.request_stop();
   changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::jthread& asker : askers_) {
+    if (asker.joinable()) asker.join();
+  }
 }
 
 std::deque<ReconstructionPrefetch::Entry>::iterator ReconstructionPrefetch::find(const std::string& xet_hash,
@@ -111,11 +117,8 @@ void ReconstructionPrefetch::run(const std::stop_token& stop, const std::functio
     }
     changed_.notify_all();
   }
-  // Stopping: nobody waits for a plan that will not come.
-  for (Entry& entry : entries_) {
-    if (entry.state == Entry::State::kAsking) entry.state = Entry::State::kFailed;
-  }
-  changed_.notify_all();
+  // An asker leaves the loop only between asks: each plan it took to ask has been marked ready or failed, so
+  // no take() waits for one that will not come.
 }
 
 }  // namespace hfget::transfer

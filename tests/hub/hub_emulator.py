@@ -366,6 +366,7 @@ class HubState:
         self.gzip_text: bool = args.gzip_text
         self.url_ttl: int = args.url_ttl
         self.body_rate: int = args.body_rate
+        self.cas_latency: float = max(getattr(args, "cas_latency_ms", 0.0) or 0.0, 0.0) / 1000.0
         self.cdn_secret: str = args.cdn_secret or uuid.uuid4().hex
         self.cdn_url: str = (args.cdn_url or "").rstrip("/")   # set once the built-in CDN listens, if none given
         self.faults = FaultBook()
@@ -1598,6 +1599,10 @@ class CasHandler(BaseHandler):
 
     def dispatch(self, method: str, url) -> None:
         store = self.state.xet
+        if self.state.cas_latency:
+            # A CAS across the internet (bench): each answer a round trip away. Sleeping lets the GIL go, so
+            # requests in flight together wait together, as they would for a remote server.
+            time.sleep(self.state.cas_latency)
         value = self._bearer()
         fault = self.state.faults.take([url.path], CAS_FAULT_KINDS, target="cas")
         if fault:
@@ -1755,6 +1760,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="serve this repo without Xet metadata (no xetHash, no X-Xet-Hash): the LFS bridge only")
     parser.add_argument("--xet-token-ttl", type=int, default=3600, help="lifetime of Xet tokens in seconds")
     parser.add_argument("--cas-host", default="127.0.0.3", help="Xet CAS listen address (default 127.0.0.3)")
+    parser.add_argument("--cas-latency-ms", type=float, default=0.0,
+                        help="bench only: every CAS answer waits this long first, as a remote CAS's round trip would")
     parser.add_argument("--xorb-host", default="127.0.0.4",
                         help="presigned xorb URL server listen address (default 127.0.0.4)")
     parser.add_argument("--xorb-url", help="bench only: base URL of an external server (nginx) serving "

@@ -61,7 +61,7 @@ TEST(ReconstructionPrefetch, APlanAskedAheadIsHandedOnceAndOnlyForItsExactRange)
 
 TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheConnection) {
   FakeAsker cas;  // the gate stays shut: the first ask hangs
-  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); });
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1);
   prefetch.ask_ahead("a", 0, 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
   prefetch.ask_ahead("a", 100, 199);  // queued behind the one in flight
@@ -78,6 +78,25 @@ TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheC
   EXPECT_EQ(takes.waited, 1U);
   EXPECT_EQ(takes.queued, 1U);
   EXPECT_EQ(takes.ready, 0U);
+}
+
+TEST(ReconstructionPrefetch, SeveralPlansAreAskedAtOnceOneAskerEach) {
+  FakeAsker cas;  // the gate stays shut: every ask hangs until it opens
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 3);
+  for (std::uint64_t i = 0; i < 4; ++i) prefetch.ask_ahead("a", i * 100, i * 100 + 99);
+  ASSERT_TRUE(eventually([&] { return cas.asked == 3; })) << "one plan in flight per asker";
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(cas.asked, 3) << "the fourth waits for a free asker";
+  EXPECT_FALSE(prefetch.take("a", 300, 399, {}).has_value()) << "still queued: left to the connection";
+  cas.gate.set_value();
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    const std::optional<xet::Reconstruction> plan = prefetch.take("a", i * 100, i * 100 + 99, {});
+    ASSERT_TRUE(plan.has_value()) << i;
+    EXPECT_EQ(plan->offset_into_first_range, i * 100);
+  }
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(cas.asked, 3) << "the range its connection took back is not asked";
+  EXPECT_EQ(prefetch.takes().used, 3U);
 }
 
 TEST(ReconstructionPrefetch, AFailedAskIsNoPlanAndAStoppedPrefetchReleasesItsWaiters) {
