@@ -28,8 +28,10 @@ namespace hfget::transfer {
 ///
 /// Several askers, each a thread with a transport of its own: one asker answers one plan per CAS round trip,
 /// and with many connections the plans they queue come faster than that (on the 2-core rig with 16
-/// connections a third of the ranges found their plan still queued, and their connections asked it
-/// themselves; against the Hub's CAS, ~100 ms away, one asker keeps up with 10 ranges a second).
+/// connections a third of the ranges found their plan still queued, 43 of 136; with four askers 5-11; against
+/// the Hub's CAS, ~100 ms away, one asker keeps up with 10 ranges a second). Not more: the emulator's Python
+/// CAS answers slower the more it is asked at once. What askers cannot hide is a round trip longer than a
+/// range lasts (docs/benchmarks.md, "plans against a CAS 30 ms away").
 class ReconstructionPrefetch {
  public:
   static constexpr std::size_t kMaxPlans = 64;
