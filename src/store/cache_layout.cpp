@@ -33,7 +33,6 @@
 #include "store/tree_cache.hpp"
 #include "util/atomic_file.hpp"
 #include "util/read_text_file.hpp"
-#include "util/thread_random.hpp"
 
 namespace hfget::store {
 
@@ -76,9 +75,9 @@ bool replace_symlink(const std::filesystem::path& link, const std::string& targe
   char existing[4096];
   const ssize_t length = ::readlink(link.c_str(), existing, sizeof(existing));
   if (length >= 0 && std::string(existing, static_cast<std::size_t>(length)) == target) return true;
-  const std::filesystem::path temporary =
-      link.parent_path() /
-      fmt::format(".{:08x}{}", static_cast<std::uint32_t>(util::thread_random()()), util::kTemporarySuffix);
+  // Named with this process as owner, so that a kill -9 between symlink and rename leaves a temporary the
+  // next run sweeps at once (an unowned one would wait a minute, and a resume would find it in the snapshot).
+  const std::filesystem::path temporary = util::temporary_path_beside(link);
   if (::symlink(target.c_str(), temporary.c_str()) != 0) {
     if (is_symlink_refusal(errno)) return false;
     util::throw_file_error("cannot create symlink", temporary, errno);

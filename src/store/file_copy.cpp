@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "util/atomic_file.hpp"
-#include "util/process_owner.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hfget::store {
@@ -55,9 +54,7 @@ int copy_contents(int in, int out) {
 void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& to) {
   const util::UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!in.valid()) util::throw_file_error("cannot read", from, errno);
-  const std::filesystem::path temporary =
-      to.parent_path() /
-      fmt::format(".{}.{}{}", to.filename().string(), util::new_owner_token(), util::kTemporarySuffix);
+  const std::filesystem::path temporary = util::temporary_path_beside(to);
   util::UniqueFd out(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
   if (!out.valid()) util::throw_file_error("cannot create", temporary, errno);
   int error = copy_contents(in.get(), out.get());

@@ -5,14 +5,12 @@
 // whether the filesystem stores links.
 #include "store/symlink_support.hpp"
 
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "hfget/error.hpp"
 #include "util/atomic_file.hpp"
-#include "util/process_owner.hpp"
 
 namespace hfget::store {
 
@@ -23,8 +21,7 @@ bool is_symlink_refusal(int error_number) noexcept {
 }
 
 bool symlinks_supported_in(const std::filesystem::path& directory) {
-  const std::filesystem::path probe =
-      directory / fmt::format(".symlink-probe.{}{}", util::new_owner_token(), util::kTemporarySuffix);
+  const std::filesystem::path probe = util::temporary_path_beside(directory / "symlink-probe");
   if (::symlink("symlink-probe", probe.c_str()) == 0) {
     ::unlink(probe.c_str());
     return true;

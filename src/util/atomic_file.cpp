@@ -43,6 +43,10 @@ bool is_stale_temporary(const std::filesystem::path& path) {
 
 }  // namespace
 
+std::filesystem::path temporary_path_beside(const std::filesystem::path& path) {
+  return path.parent_path() / fmt::format(".{}.{}{}", path.filename().string(), new_owner_token(), kTemporarySuffix);
+}
+
 void remove_stale_temporaries(const std::filesystem::path& directory) {
   std::error_code error;
   std::filesystem::recursive_directory_iterator it(directory, error);
@@ -57,8 +61,7 @@ void remove_stale_temporaries(const std::filesystem::path& directory) {
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content, bool durable) {
-  const std::filesystem::path temporary =
-      path.parent_path() / fmt::format(".{}.{}{}", path.filename().string(), new_owner_token(), kTemporarySuffix);
+  const std::filesystem::path temporary = temporary_path_beside(path);
   util::UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
   if (!fd.valid()) throw_file_error("cannot create", temporary, errno);
   std::size_t written = 0;

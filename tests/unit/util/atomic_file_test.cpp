@@ -2,6 +2,8 @@
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
@@ -71,6 +73,56 @@ TEST(WriteFileAtomically, ThrowsInAMissingDirectory) {
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::kInternal);
   }
+}
+
+// The owner token in a temporary this process names: ".refs.<host>-<pid>-<random>.hfget-tmp".
+std::string owner_token_of(const std::filesystem::path& temporary, const std::string& stem) {
+  const std::string name = temporary.filename().string();
+  const std::size_t prefix = 1 + stem.size() + 1;
+  return name.substr(prefix, name.size() - prefix - kTemporarySuffix.size());
+}
+
+long pid_that_is_gone() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(TemporaryPathBeside, NamesThisProcessAsOwner) {
+  const std::filesystem::path temporary = temporary_path_beside("/cache/repo/refs");
+  EXPECT_EQ(temporary.parent_path(), std::filesystem::path("/cache/repo"));
+  EXPECT_EQ(temporary.filename().string().rfind(".refs.", 0), 0U) << temporary;
+  EXPECT_TRUE(temporary.filename().string().ends_with(kTemporarySuffix)) << temporary;
+  const std::string owner = owner_token_of(temporary, "refs");
+  EXPECT_NE(owner.find("-" + std::to_string(::getpid()) + "-"), std::string::npos) << owner;
+  EXPECT_NE(temporary_path_beside("/cache/repo/refs"), temporary);
+}
+
+// What a kill -9 leaves between creating a temporary and renaming it: a file, or a link (a snapshot pointer).
+TEST(RemoveStaleTemporaries, SweepsFilesAndLinksOfAProcessThatIsGoneAtOnce) {
+  const TempDir dir;
+  std::filesystem::create_directories(dir / "sub");
+  const std::string mine = owner_token_of(temporary_path_beside(dir / "x"), "x");
+  const std::string gone = mine.substr(0, mine.find('-')) + "-" + std::to_string(pid_that_is_gone()) + "-0000beef";
+  std::ofstream(dir / "sub" / (".refs." + gone + std::string(kTemporarySuffix))) << "cut short";
+  std::filesystem::create_symlink("../../blobs/abc",
+                                  dir / "sub" / (".config.json." + gone + std::string(kTemporarySuffix)));
+  std::ofstream(dir / "sub" / "config.json") << "kept";
+  remove_stale_temporaries(dir.path());
+  EXPECT_EQ(entries_in(dir / "sub"), 1U);
+  EXPECT_TRUE(std::filesystem::exists(dir / "sub" / "config.json"));
+}
+
+TEST(RemoveStaleTemporaries, LeavesThoseOfALiveProcessAndYoungUnownedOnes) {
+  const TempDir dir;
+  const std::filesystem::path mine = temporary_path_beside(dir / "refs");
+  std::ofstream(mine) << "in flight";
+  std::ofstream(dir / ".refs.not-an-owner.hfget-tmp") << "whose?";
+  remove_stale_temporaries(dir.path());
+  EXPECT_TRUE(std::filesystem::exists(mine));
+  EXPECT_TRUE(std::filesystem::exists(dir / ".refs.not-an-owner.hfget-tmp"));
 }
 
 TEST(ThrowFileError, MapsFullDiskAndQuotaToDiskFull) {
