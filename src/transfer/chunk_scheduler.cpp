@@ -145,10 +145,31 @@ std::optional<std::deque<store::ByteRange>::iterator> ChunkScheduler::queued_aft
   return gap;
 }
 
-store::ByteRange ChunkScheduler::next_after(const RangeTask& task) {
+store::ByteRange ChunkScheduler::queued_from(const RangeTask& task, std::uint64_t begin) {
   const std::lock_guard lock(mutex_);
-  const auto gap = queued_after(task);
-  return gap ? first_chunk(**gap) : store::ByteRange{};
+  const FileState& file = files_[task.file_index];
+  if (task.cancelled || file.phase != FileState::Phase::kActive) return {};
+  // The first queued bytes at or after `begin` (the gaps are few: the holes a resumed file left).
+  const store::ByteRange* first = nullptr;
+  for (const store::ByteRange& gap : file.queued) {
+    if (gap.end > begin && (first == nullptr || gap.begin < first->begin)) first = &gap;
+  }
+  if (first == nullptr) return {};
+  return first_chunk({std::max(begin, first->begin), first->end});
+}
+
+std::size_t ChunkScheduler::takers_per_file() {
+  const std::lock_guard lock(mutex_);
+  std::size_t places = 0;
+  for (const std::size_t index : open_files_) {
+    const FileState& file = files_[index];
+    if (file.phase == FileState::Phase::kActive && !file.queued.empty()) ++places;
+  }
+  if (open_files_.size() < plan_.max_active_files) {
+    places += std::min(plan_.max_active_files - open_files_.size(), files_.size() - next_to_open_);
+  }
+  places = std::max<std::size_t>(places, 1);
+  return std::max<std::size_t>((tasks_.size() + places - 1) / places, 1);
 }
 
 UpcomingRange ChunkScheduler::next_file_start() {

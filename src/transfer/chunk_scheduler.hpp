@@ -57,7 +57,8 @@ class ChunkScheduler final : public RangeExtension {
   bool extend(RangeTask& task, std::uint64_t new_end) override;
   bool give_back(RangeTask& task, std::uint64_t new_end) override;
   std::uint64_t end_after_request(RangeTask& task) override;
-  store::ByteRange next_after(const RangeTask& task) override;
+  store::ByteRange queued_from(const RangeTask& task, std::uint64_t begin) override;
+  std::size_t takers_per_file() override;
   UpcomingRange next_file_start() override;
 
   /// How many connections take work from now on: connections numbered `count` and above park once their

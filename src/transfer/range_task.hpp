@@ -37,9 +37,16 @@ class RangeExtension {
   /// The range's end, read under the same lock as the splits that lower it, once the connection has set
   /// task.requested_until for the request it is about to send: a split seen after this cuts at or past it.
   virtual std::uint64_t end_after_request(RangeTask& task) = 0;
-  /// The range the next connection to take this file's work would be handed, when it is the queued bytes
-  /// right after `task` ({0, 0} otherwise): the Xet source asks its reconstruction ahead of time.
-  virtual store::ByteRange next_after(const RangeTask& task) = 0;
+  /// The range a connection would be handed from the first byte of the task's file still queued at or after
+  /// `begin`, once the queued bytes before `begin` are taken as the scheduler cuts them ({0, 0} when none is
+  /// queued there, or the task was cancelled): with `begin` at the task's end, the range the next connection
+  /// to take this file's work gets; from that range's end, the one after it. The Xet source asks their
+  /// reconstructions ahead of time.
+  virtual store::ByteRange queued_from(const RangeTask& task, std::uint64_t begin) = 0;
+  /// Ranges in flight for each place a connection can take work from (an open file with bytes queued, or a
+  /// file it may open), rounded up, at least 1: about how many ranges of a file other connections take
+  /// before the range after this one is planned. One connection alone, or one per file, takes them in turn.
+  virtual std::size_t takers_per_file() = 0;
   /// The range the first connection to the next file to open will be handed, if that file starts from its
   /// first byte (nothing of it kept from an earlier run; the scheduler cannot know before it opens it): the
   /// Xet source asks its plan ahead as well, so that a file just opened does not wait for its first one.

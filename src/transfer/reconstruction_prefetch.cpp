@@ -7,8 +7,9 @@
 namespace hfget::transfer {
 
 ReconstructionPrefetch::ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask, std::size_t askers) {
-  askers_.reserve(std::max<std::size_t>(askers, 1));
-  for (std::size_t i = 0; i < std::max<std::size_t>(askers, 1); ++i) {
+  const std::size_t count = std::max<std::size_t>(askers, 1);
+  askers_.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
     askers_.emplace_back([this, make_ask](std::stop_token stop) { run(stop, make_ask); });
   }
 }
@@ -47,6 +48,13 @@ void ReconstructionPrefetch::ask_ahead(const std::string& xet_hash, std::uint64_
     entry.id = next_id_++;
   }
   changed_.notify_all();
+}
+
+bool ReconstructionPrefetch::asked_from(const std::string& xet_hash, std::uint64_t first) const {
+  const std::lock_guard lock(mutex_);
+  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& entry) {
+    return entry.first == first && entry.state != Entry::State::kFailed && entry.xet_hash == xet_hash;
+  });
 }
 
 std::optional<xet::Reconstruction> ReconstructionPrefetch::take(const std::string& xet_hash, std::uint64_t first,

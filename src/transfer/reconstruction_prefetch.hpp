@@ -19,9 +19,10 @@ namespace hfget::transfer {
 
 /// Reconstructions asked ahead of time. Over Xet a range's first xorb byte waits for a round trip to the CAS
 /// (its reconstruction); the bridge's ranges go straight to the CDN. Once a connection has planned its range,
-/// the range the scheduler will hand out next in the same file is known (the queued bytes right after it), so
-/// its reconstruction is asked here, on a thread of its own, while the current range downloads; the connection
-/// that takes that range finds the plan ready. A plan is used only for exactly the range it was asked for,
+/// the ranges the scheduler will hand out next in the same file are known (the queued bytes after it, cut as
+/// the scheduler cuts them), so their reconstructions are asked here, on threads of their own, while the
+/// current range downloads (XetFetcher::ask_ahead says how many); the connections that take those ranges find
+/// their plans ready. A plan is used only for exactly the range it was asked for,
 /// and is checked like any other; one not ready is asked again by the connection itself (one still being asked
 /// is waited for: that is at most the round trip it would have made), so nothing waits behind the queue.
 /// Bounded: at most kMaxPlans ranges are remembered, the oldest forgotten first.
@@ -29,9 +30,10 @@ namespace hfget::transfer {
 /// Several askers, each a thread with a transport of its own: one asker answers one plan per CAS round trip,
 /// and with many connections the plans they queue come faster than that (on the 2-core rig with 16
 /// connections a third of the ranges found their plan still queued, 43 of 136; with four askers 5-11; against
-/// the Hub's CAS, ~100 ms away, one asker keeps up with 10 ranges a second). Not more: the emulator's Python
-/// CAS answers slower the more it is asked at once. What askers cannot hide is a round trip longer than a
-/// range lasts (docs/benchmarks.md, "plans against a CAS 30 ms away").
+/// the Hub's CAS, ~100 ms away, one asker keeps up with 10 ranges a second). Not more: with connections capped
+/// at 65 MB/s and the CAS 30 ms away, four askers halved the time spent waiting for plans (13.4 s to 7.1 s of
+/// 48 s) and sixteen saved only another 1.3 s, while each asker holds a CAS connection of its own. What askers
+/// cannot hide is a round trip longer than a range lasts (docs/benchmarks.md, "plans against a CAS 30 ms away").
 class ReconstructionPrefetch {
  public:
   static constexpr std::size_t kMaxPlans = 64;
@@ -47,6 +49,9 @@ class ReconstructionPrefetch {
 
   /// Queues bytes [first, last] of the file, unless that range is already known.
   void ask_ahead(const std::string& xet_hash, std::uint64_t first, std::uint64_t last);
+  /// Whether a plan of the file starting at byte `first` is queued, being asked or ready: the range before it
+  /// then keeps its end, so that the range the scheduler cuts there is the one planned.
+  bool asked_from(const std::string& xet_hash, std::uint64_t first) const;
   /// The plan asked ahead for exactly [first, last], waiting while it is being asked; nullopt when none was
   /// asked, it is still queued (then it is not asked any more), or it failed.
   std::optional<xet::Reconstruction> take(const std::string& xet_hash, std::uint64_t first, std::uint64_t last,

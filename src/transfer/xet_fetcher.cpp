@@ -28,6 +28,9 @@ constexpr std::size_t kMaxReconstructionBytes = 16 << 20;
 // Files whose Xet retries ran out one after the other before the rest of the download gives up on the CAS.
 constexpr int kFilesFailedBeforeXetOff = 3;
 constexpr std::uint64_t kMaxReconstructionSpan = 10ULL << 30;
+// At most this many ranges of a file have their plans asked ahead of the one a connection is fetching
+// (ask_ahead): four askers answer four at once.
+constexpr std::size_t kLookahead = 4;
 
 Error interrupted(const RemoteFile& file) {
   return Error(ErrorCode::kInterrupted, "interrupted", file.path);
@@ -136,6 +139,36 @@ void XetFetcher::fall_back(RangeTask& task, SourcedFile& state, const std::strin
   progress_.on_file_path(file, TransferPath::kBridge, "fell back from Xet: " + why);
 }
 
+void XetFetcher::ask_ahead(RangeTask& task, const std::string& xet_hash) {
+  // The ranges the scheduler hands out next in this file start where this one now ends, one after the
+  // other: their plans are asked while this range downloads, so that the connections that take them do not
+  // wait a CAS round trip before their first xorb byte. One, while each range is planned before the next is
+  // taken (one connection, or one per file): asked from where this range now ends, after it took the rest
+  // of its last chunk, so nothing is fetched twice. Several, when more connections than files take ranges
+  // within moments of each other (a file just opened, the last files of a download): each is planned where
+  // the scheduler will cut it, and the one before keeps its end (fetch_once), fetching the chunk that
+  // straddles it a second time. A plan already asked is not asked again: in a steady download each range
+  // asks one new plan.
+  const std::size_t depth = std::min(task.extension->takers_per_file(), kLookahead);
+  store::ByteRange next = task.extension->queued_from(task, task.end);
+  for (std::size_t i = 0; i < depth && next.end > next.begin; ++i) {
+    shared_.prefetch->ask_ahead(xet_hash, next.begin, span_end(next.begin, next.end) - 1);
+    next = task.extension->queued_from(task, next.end);
+  }
+  // A file's first range: the next file to open starts when some file finishes, and its first connections
+  // would otherwise wait for plans there (64 waits, and more, for a 64-shard model). Its ranges are cut from
+  // its first byte, each the size of the first (one range is all the file when it is smaller).
+  if (task.begin != 0) return;
+  const UpcomingRange upcoming = task.extension->next_file_start();
+  if (upcoming.file == nullptr || !upcoming.file->xet_hash) return;
+  const std::uint64_t size = upcoming.file->size;
+  const std::uint64_t length = upcoming.range.end - upcoming.range.begin;
+  for (std::uint64_t begin = upcoming.range.begin, i = 0; length > 0 && begin < size && i < depth;
+       begin += length, ++i) {
+    shared_.prefetch->ask_ahead(*upcoming.file->xet_hash, begin, span_end(begin, std::min(size, begin + length)) - 1);
+  }
+}
+
 std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const std::string& xet_hash) {
   const std::uint64_t first = task.position;
   std::uint64_t end = span_end(first, task.end);
@@ -159,14 +192,19 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
                                          end - 1, size),
                    .cas_unavailable = true};
   }
+  // The ranges after this one may already be planned, asked ahead as the scheduler cuts them (below): then
+  // this range keeps its end, so that the range cut there is the one planned. It fetches the chunk that
+  // straddles its end, and so does the next one (a chunk, ~64 KiB, per range): cheaper than the CAS round
+  // trip the next range would wait for otherwise.
+  const bool next_planned = shared_.prefetch != nullptr && shared_.prefetch->asked_from(xet_hash, task.end);
   // A range that crosses into another xorb fetches what lies past the crossing with a GET of its own, and
   // the next range starts with one more. Ended at the crossing, with the bytes after it handed back to the
   // next range (while no connection has that one yet), the range is one GET and the next still one: one body
   // fewer per crossing (a large file crosses into another xorb every 64 MiB or so). Not when that would keep
   // less than a quarter of the range: it would only make more ranges.
   if (const auto [term, offset] = last_get_start(plan, first);
-      term > 0 && end == task.end && offset - first >= (end - first) / 4 && task.extension != nullptr &&
-      task.extension->give_back(task, offset)) {
+      !next_planned && term > 0 && end == task.end && offset - first >= (end - first) / 4 &&
+      task.extension != nullptr && task.extension->give_back(task, offset)) {
     plan.terms.resize(term);
     end = offset;
   }
@@ -174,24 +212,10 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
   // either way, so the range takes the rest of it while no other connection has it; the next range then
   // starts on a chunk boundary, and nothing is fetched twice.
   const std::uint64_t plan_end = first + (plan.data_bytes() - plan.offset_into_first_range);
-  if (end == task.end && plan_end > end && task.extension != nullptr) task.extension->extend(task, plan_end);
-  // The range the scheduler hands out next in this file starts where this one now ends: its plan is asked while
-  // this range downloads, so that its connection does not wait a CAS round trip before its first xorb byte.
-  if (shared_.prefetch != nullptr && task.extension != nullptr && !shared_.xet_off) {
-    const store::ByteRange next = task.extension->next_after(task);
-    if (next.end > next.begin) {
-      shared_.prefetch->ask_ahead(xet_hash, next.begin, span_end(next.begin, next.end) - 1);
-    }
-    // A file's first range: the next file to open starts when some file finishes, and its first connection
-    // would otherwise wait for a plan there (one per file: 64 waits for a 64-shard model).
-    if (task.begin == 0) {
-      const UpcomingRange upcoming = task.extension->next_file_start();
-      if (upcoming.file != nullptr && upcoming.file->xet_hash && upcoming.range.end > upcoming.range.begin) {
-        shared_.prefetch->ask_ahead(*upcoming.file->xet_hash, upcoming.range.begin,
-                                    span_end(upcoming.range.begin, upcoming.range.end) - 1);
-      }
-    }
+  if (!next_planned && end == task.end && plan_end > end && task.extension != nullptr) {
+    task.extension->extend(task, plan_end);
   }
+  if (shared_.prefetch != nullptr && task.extension != nullptr && !shared_.xet_off) ask_ahead(task, xet_hash);
   if (std::optional<Failure> failure = fetch_terms(task, plan, end)) return failure;
   if (task.cancelled || task.file->restart_requested() || task.position >= std::min<std::uint64_t>(task.end, end)) {
     return std::nullopt;

@@ -56,6 +56,7 @@ class XetFetcher final : public SourceConnection {
                                    std::size_t end_term, TaskWriter& writer, ChunkKeeper keep,
                                    std::uint32_t decode_until);
   void fall_back(RangeTask& task, SourcedFile& state, const std::string& why);
+  void ask_ahead(RangeTask& task, const std::string& xet_hash);
 
   const XetSettings& settings_;
   XetShared& shared_;

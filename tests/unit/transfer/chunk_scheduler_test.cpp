@@ -212,6 +212,53 @@ TEST(ChunkScheduler, ARangeTakesTheQueuedBytesAfterItButNotAnotherConnections) {
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
+TEST(ChunkScheduler, QueuedFromNamesTheRangesConnectionsWillBeHandedNext) {
+  Fixture f;
+  const RemoteFile file = f.add_file("big.safetensors", 3 * kMiB + 500);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(file));
+  ChunkScheduler scheduler(std::move(jobs), {8, kMiB, 8 * kMiB}, f.publish(), {});
+  RangeTask* first = scheduler.next();
+  ASSERT_NE(first, nullptr);
+  // Each prediction is what the next connection is then handed, cut as the scheduler cuts.
+  const store::ByteRange second = first->extension->queued_from(*first, first->end);
+  EXPECT_EQ(second.begin, kMiB);
+  EXPECT_EQ(second.end, 2 * kMiB);
+  const store::ByteRange third = first->extension->queued_from(*first, second.end);
+  EXPECT_EQ(third.begin, 2 * kMiB);
+  EXPECT_EQ(third.end, 3 * kMiB);
+  const store::ByteRange last = first->extension->queued_from(*first, third.end);
+  EXPECT_EQ(last.begin, 3 * kMiB);
+  EXPECT_EQ(last.end, 3 * kMiB + 500);
+  EXPECT_EQ(first->extension->queued_from(*first, last.end).end, 0U) << "nothing is queued past the file's end";
+  for (const store::ByteRange& predicted : {second, third, last}) {
+    RangeTask* task = scheduler.next();
+    ASSERT_NE(task, nullptr);
+    EXPECT_EQ(task->begin, predicted.begin);
+    EXPECT_EQ(task->end.load(), predicted.end);
+  }
+  // Once taken, bytes are no longer queued: a prediction from the first range's end skips to nothing.
+  EXPECT_EQ(first->extension->queued_from(*first, first->end).end, 0U);
+}
+
+TEST(ChunkScheduler, TakersPerFileCountsRangesInFlightForEachPlaceWithWork) {
+  Fixture f;
+  std::vector<ScheduledFile> jobs;
+  for (std::size_t i = 0; i < 4; ++i) {  // sizes differ so that contents (and their blob locks) do too
+    jobs.push_back(f.job(f.add_file("f" + std::to_string(i) + ".bin", 10 * kMiB + i)));
+  }
+  ChunkScheduler scheduler(std::move(jobs), {2, kMiB, 8 * kMiB}, f.publish(), {});
+  RangeTask* first = scheduler.next(0);
+  ASSERT_NE(first, nullptr);
+  // One range in flight; its file has bytes queued, and one more file may open: one taker per place.
+  EXPECT_EQ(first->extension->takers_per_file(), 1U);
+  std::vector<RangeTask*> more;
+  for (std::size_t i = 1; i < 6; ++i) more.push_back(scheduler.next(i));
+  // Six ranges over the two files open at once (--max-workers 2), no room to open more: three per file,
+  // so a file's next ranges are taken three at a time.
+  EXPECT_EQ(first->extension->takers_per_file(), 3U);
+}
+
 TEST(ChunkScheduler, ARangeGivesBackItsTailToTheNextRangeOnlyWhileNoConnectionHasIt) {
   Fixture f;
   const RemoteFile file = f.add_file("big.safetensors", 3 * kMiB - 1000);
@@ -223,7 +270,7 @@ TEST(ChunkScheduler, ARangeGivesBackItsTailToTheNextRangeOnlyWhileNoConnectionHa
   // The Xet source's case: the range would cross into another xorb 1000 bytes before its end.
   EXPECT_TRUE(first->extension->give_back(*first, kMiB - 1000));
   EXPECT_EQ(first->end.load(), kMiB - 1000);
-  EXPECT_EQ(first->extension->next_after(*first).begin, kMiB - 1000);
+  EXPECT_EQ(first->extension->queued_from(*first, first->end).begin, kMiB - 1000);
   RangeTask* second = scheduler.next();
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(second->begin, kMiB - 1000) << "the next range starts where the shortened one ends";

@@ -59,6 +59,19 @@ TEST(ReconstructionPrefetch, APlanAskedAheadIsHandedOnceAndOnlyForItsExactRange)
   EXPECT_EQ(cas.asked, 1);
 }
 
+TEST(ReconstructionPrefetch, AskedFromSaysWhetherAPlanStartsAtAByteUntilItIsTaken) {
+  FakeAsker cas;
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1);
+  prefetch.ask_ahead("a", 100, 199);
+  EXPECT_TRUE(prefetch.asked_from("a", 100)) << "queued or being asked";
+  EXPECT_FALSE(prefetch.asked_from("a", 101));
+  EXPECT_FALSE(prefetch.asked_from("b", 100)) << "another file";
+  ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
+  cas.gate.set_value();
+  ASSERT_TRUE(prefetch.take("a", 100, 199, {}).has_value());  // waited for while being asked
+  EXPECT_FALSE(prefetch.asked_from("a", 100)) << "taken: the range it was for is on its way";
+}
+
 TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheConnection) {
   FakeAsker cas;  // the gate stays shut: the first ask hangs
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1);
