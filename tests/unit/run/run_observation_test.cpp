@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/dead_pid.hpp"
 #include "support/temp_dir.hpp"
 #include "util/process_owner.hpp"
 #include "util/utc_timestamp.hpp"
@@ -14,17 +15,8 @@
 namespace hfget {
 namespace {
 
+using test_support::dead_pid;
 using test_support::TempDir;
-
-// A PID no process has now (it could be reused before the test reads it, which the kernel makes unlikely:
-// PIDs are handed out in increasing order).
-long dead_pid() {
-  const pid_t child = ::fork();
-  if (child == 0) _exit(0);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return child;
-}
 
 void record(const std::filesystem::path& state_dir, long pid, const std::string& state,
             const std::string& started_at = util::utc_timestamp(), const std::string& log_file = "") {

@@ -2,29 +2,21 @@
 #include "store/partial_claim.hpp"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 
+#include "support/dead_pid.hpp"
 #include "support/temp_dir.hpp"
 
 namespace hfget::store {
 namespace {
 
+using test_support::dead_pid;
 using test_support::TempDir;
 
 void write_file(const std::filesystem::path& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;
-}
-
-// A PID that existed a moment ago and no longer does: a child that has exited and been reaped.
-long dead_pid() {
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return child;
 }
 
 std::string this_host() {

@@ -2,7 +2,6 @@
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "hfget/error.hpp"
+#include "support/dead_pid.hpp"
 #include "support/temp_dir.hpp"
 
 namespace hfget::util {
@@ -82,14 +82,6 @@ std::string owner_token_of(const std::filesystem::path& temporary, const std::st
   return name.substr(prefix, name.size() - prefix - kTemporarySuffix.size());
 }
 
-long pid_that_is_gone() {
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return child;
-}
-
 TEST(TemporaryPathBeside, NamesThisProcessAsOwner) {
   const std::filesystem::path temporary = temporary_path_beside("/cache/repo/refs");
   EXPECT_EQ(temporary.parent_path(), std::filesystem::path("/cache/repo"));
@@ -105,7 +97,8 @@ TEST(RemoveStaleTemporaries, SweepsFilesAndLinksOfAProcessThatIsGoneAtOnce) {
   const TempDir dir;
   std::filesystem::create_directories(dir / "sub");
   const std::string mine = owner_token_of(temporary_path_beside(dir / "x"), "x");
-  const std::string gone = mine.substr(0, mine.find('-')) + "-" + std::to_string(pid_that_is_gone()) + "-0000beef";
+  const std::string gone =
+      mine.substr(0, mine.find('-')) + "-" + std::to_string(test_support::dead_pid()) + "-0000beef";
   std::ofstream(dir / "sub" / (".refs." + gone + std::string(kTemporarySuffix))) << "cut short";
   std::filesystem::create_symlink("../../blobs/abc",
                                   dir / "sub" / (".config.json." + gone + std::string(kTemporarySuffix)));
