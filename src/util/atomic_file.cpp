@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string>
 
 #include "hfget/error.hpp"
 #include "util/process_owner.hpp"
@@ -44,7 +46,13 @@ bool is_stale_temporary(const std::filesystem::path& path) {
 }  // namespace
 
 std::filesystem::path temporary_path_beside(const std::filesystem::path& path) {
-  return path.parent_path() / fmt::format(".{}.{}{}", path.filename().string(), new_owner_token(), kTemporarySuffix);
+  // A repo's file names may be 255 bytes long, the most a name may have (NAME_MAX on Linux filesystems): the
+  // name part is cut to leave room for the owner and the suffix, which are what the sweep reads.
+  constexpr std::size_t kMaxNameBytes = 255;
+  const std::string owner_and_suffix = fmt::format(".{}{}", new_owner_token(), kTemporarySuffix);
+  std::string name = path.filename().string();
+  name.resize(std::min(name.size(), kMaxNameBytes - 1 - owner_and_suffix.size()));
+  return path.parent_path() / ("." + name + owner_and_suffix);
 }
 
 void remove_stale_temporaries(const std::filesystem::path& directory) {

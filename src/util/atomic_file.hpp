@@ -9,8 +9,9 @@ namespace hfget::util {
 /// Every temporary name hfget creates ends with this, so that what a kill -9 left behind can be swept.
 inline constexpr std::string_view kTemporarySuffix = ".hfget-tmp";
 
-/// A new temporary name next to `path`, ".<name>.<owner>.hfget-tmp": the owner token lets a later run sweep it
-/// as soon as this process is gone (see remove_stale_temporaries). Every temporary hfget creates is named here.
+/// A new temporary name next to `path`, ".<name>.<owner>.hfget-tmp" (<name> cut short where the whole would
+/// pass 255 bytes): the owner token lets a later run sweep it as soon as this process is gone (see
+/// remove_stale_temporaries). Every temporary hfget creates is named here.
 std::filesystem::path temporary_path_beside(const std::filesystem::path& path);
 
 /// Removes leftover temporaries (files or links named *.hfget-tmp) under `directory`: those of a process

@@ -92,6 +92,18 @@ TEST(TemporaryPathBeside, NamesThisProcessAsOwner) {
   EXPECT_NE(temporary_path_beside("/cache/repo/refs"), temporary);
 }
 
+TEST(TemporaryPathBeside, FitsBesideANameOfTheLongestLength) {
+  const TempDir dir;
+  const std::string longest(255, 'n');  // a repo file name may be this long
+  std::ofstream(dir / longest) << "old";
+  write_file_atomically(dir / longest, "new");
+  EXPECT_EQ(read_file(dir / longest), "new");
+  const std::filesystem::path temporary = temporary_path_beside(dir / longest);
+  EXPECT_EQ(temporary.filename().string().size(), 255U);
+  EXPECT_TRUE(temporary.filename().string().ends_with(kTemporarySuffix));
+  EXPECT_EQ(temporary.parent_path(), dir.path());
+}
+
 // What a kill -9 leaves between creating a temporary and renaming it: a file, or a link (a snapshot pointer).
 TEST(RemoveStaleTemporaries, SweepsFilesAndLinksOfAProcessThatIsGoneAtOnce) {
   const TempDir dir;
