@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <climits>
 #include <fstream>
 #include <sstream>
 
@@ -21,6 +22,7 @@
 #include "store/repo_path.hpp"
 #include "store/tree_cache.hpp"
 #include "util/atomic_file.hpp"
+#include "util/process_owner.hpp"
 
 namespace hfget::store {
 namespace {
@@ -122,9 +124,15 @@ class LocalDirLayout final : public Layout {
 
   std::filesystem::path partial_path(const RemoteFile& file) const override {
     const std::filesystem::path relative(file.path);
-    // The etag in the name keeps a partial of an older version of the file from being resumed.
+    // The etag in the name keeps a partial of an older version of the file from being resumed. The file's
+    // name is cut so that what this process names after it, "<name>.<etag>.<owner>.hfget-journal", fits in
+    // 255 bytes with the longest owner token; a repo's names may be 255 bytes long.
+    constexpr std::size_t kEtagBytes = 16;
+    constexpr std::size_t kSuffixBytes = std::string_view(".hfget-partial").size();
+    constexpr std::size_t kNameBytes = NAME_MAX - (1 + kEtagBytes) - (1 + util::kMaxOwnerTokenBytes) - kSuffixBytes;
     return root_ / download_folder(file) /
-           fmt::format("{}.{}.hfget-partial", relative.filename().string().substr(0, 200), file.etag().substr(0, 16));
+           fmt::format("{}.{}.hfget-partial", relative.filename().string().substr(0, kNameBytes),
+                       file.etag().substr(0, kEtagBytes));
   }
 
   std::filesystem::path lock_path(const RemoteFile& file) const override {

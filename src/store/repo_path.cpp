@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -18,7 +19,7 @@ namespace hfget::store {
 namespace {
 
 constexpr std::size_t kMaxPathBytes = 4096;
-constexpr std::size_t kMaxComponentBytes = 255;
+constexpr std::size_t kMaxComponentBytes = NAME_MAX;  // the most a file name may have on Linux
 // No Hub repo comes near this (the largest datasets are a few hundred TB); it keeps every sum of listed sizes
 // (the plan, the free-space check, progress) far from overflowing 64 bits.
 constexpr std::uint64_t kMaxListingBytes = std::uint64_t{1} << 53;

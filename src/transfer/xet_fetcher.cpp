@@ -179,8 +179,10 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
         shared_.prefetch != nullptr ? shared_.prefetch->take(xet_hash, first, end - 1, stop_) : std::nullopt;
     if (ahead) {
       plan = std::move(*ahead);
-    } else if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) {
-      return failure;
+    } else {
+      spdlog::debug("{}: no plan asked ahead for bytes {}-{}; asking the CAS", task.file->remote().path, first,
+                    end - 1);
+      if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) return failure;
     }
   }
   // What a range of the file can decode to: more than the rest of the file is a CAS that ignored the Range

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <string>
 
@@ -46,12 +47,11 @@ bool is_stale_temporary(const std::filesystem::path& path) {
 }  // namespace
 
 std::filesystem::path temporary_path_beside(const std::filesystem::path& path) {
-  // A repo's file names may be 255 bytes long, the most a name may have (NAME_MAX on Linux filesystems): the
-  // name part is cut to leave room for the owner and the suffix, which are what the sweep reads.
-  constexpr std::size_t kMaxNameBytes = 255;
+  // A repo's file names may be NAME_MAX (255) bytes long, the most a name may have: the name part is cut to
+  // leave room for the owner and the suffix, which are what the sweep reads.
   const std::string owner_and_suffix = fmt::format(".{}{}", new_owner_token(), kTemporarySuffix);
   std::string name = path.filename().string();
-  name.resize(std::min(name.size(), kMaxNameBytes - 1 - owner_and_suffix.size()));
+  name.resize(std::min(name.size(), NAME_MAX - 1 - owner_and_suffix.size()));
   return path.parent_path() / ("." + name + owner_and_suffix);
 }
 

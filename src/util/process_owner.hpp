@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,6 +17,10 @@ struct ProcessOwner {
   std::string host;
   long pid = 0;
 };
+
+/// The longest token: a host of 32 bytes, a PID of 10 digits, 8 hex digits and two '-'. Names that carry a
+/// token leave this much room for it within a file name's 255 bytes.
+inline constexpr std::size_t kMaxOwnerTokenBytes = 32 + 1 + 10 + 1 + 8;
 
 /// A new token for this process (the random part differs on every call).
 std::string new_owner_token();

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "store/published_files.hpp"
 #include "store/tree_cache.hpp"
 #include "support/temp_dir.hpp"
+#include "util/process_owner.hpp"
 
 namespace hfget::store {
 namespace {
@@ -308,6 +310,19 @@ TEST_F(LocalDirLayoutTest, PartialLivesInTheDownloadFolderAndIsNeverIncomplete) 
   EXPECT_TRUE(name.ends_with(".hfget-partial")) << name;
   EXPECT_EQ(name.find(".incomplete"), std::string::npos) << name;
   EXPECT_EQ(partial.filename(), std::filesystem::path("a.bin.ba7816bf8f01cfea.hfget-partial"));
+}
+
+TEST_F(LocalDirLayoutTest, APartialOfALongFileNameLeavesRoomForTheLongestOwnerToken) {
+  RemoteFile long_name = weights_;
+  long_name.path = "x/" + std::string(240, 'n');  // its .metadata and .lock names still fit in 255 bytes
+  const std::string shared = layout_->partial_path(long_name).filename().string();
+  // What this process names after it: "<stem>.<owner>.hfget-partial" and "<stem>.<owner>.hfget-journal".
+  EXPECT_LE(shared.size() + 1 + util::kMaxOwnerTokenBytes, std::size_t{NAME_MAX}) << shared;
+  EXPECT_TRUE(shared.starts_with(std::string(100, 'n'))) << shared;
+  EXPECT_TRUE(shared.ends_with(".ba7816bf8f01cfea.hfget-partial")) << shared;
+  prepare("main");
+  const PartialFile opened = layout_->open_partial(long_name);
+  EXPECT_TRUE(std::filesystem::exists(opened.path()));
 }
 
 TEST_F(LocalDirLayoutTest, PartialNameChangesWithTheEtag) {

@@ -31,6 +31,14 @@ TEST(ProcessOwner, RejectsWhatIsNotExactlyAToken) {
   EXPECT_FALSE(parse_owner_token(""));
 }
 
+TEST(ProcessOwner, TheLongestTokenIsStillOne) {
+  const std::string longest = std::string(32, 'h') + "-4294967295-0000beef";
+  EXPECT_EQ(longest.size(), kMaxOwnerTokenBytes);
+  EXPECT_TRUE(parse_owner_token(longest));
+  EXPECT_FALSE(parse_owner_token(std::string(33, 'h') + "-4294967295-0000beef")) << "no longer one passes";
+  EXPECT_LE(new_owner_token().size(), kMaxOwnerTokenBytes);
+}
+
 // After a reboot a partial file's owner PID often names another, newer process. That process started after
 // the file was last written, so it is not the owner. This test process plays the newer process.
 TEST(ProcessOwner, AProcessThatStartedAfterTheFilesWereLastWrittenIsNotTheirOwner) {
