@@ -25,7 +25,7 @@ const std::string& host_name() {
   static const std::string name = [] {
     std::array<char, 256> buffer{};
     std::string host = ::gethostname(buffer.data(), buffer.size() - 1) == 0 ? buffer.data() : "host";
-    host = host.substr(0, 32);
+    host = host.substr(0, kMaxOwnerHostBytes);
     for (char& c : host) {
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     }
@@ -104,11 +104,13 @@ bool started_after(long pid, std::chrono::system_clock::time_point moment) {
 }
 
 std::string new_owner_token() {
+  static_assert(kOwnerRandomDigits == 8, "the format below writes a 32-bit random number");
   return fmt::format("{}-{}-{:08x}", host_name(), ::getpid(), static_cast<std::uint32_t>(thread_random()()));
 }
 
 std::optional<ProcessOwner> parse_owner_token(const std::string& text) {
-  static const std::regex pattern("([A-Za-z0-9_]{1,32})-([0-9]{1,10})-[0-9a-f]{8}");
+  static const std::regex pattern(fmt::format("([A-Za-z0-9_]{{1,{}}})-([0-9]{{1,{}}})-[0-9a-f]{{{}}}",
+                                              kMaxOwnerHostBytes, kMaxOwnerPidDigits, kOwnerRandomDigits));
   std::smatch match;
   if (!std::regex_match(text, match, pattern)) return std::nullopt;
   return ProcessOwner{match[1].str(), std::stol(match[2].str())};

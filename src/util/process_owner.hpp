@@ -18,9 +18,13 @@ struct ProcessOwner {
   long pid = 0;
 };
 
-/// The longest token: a host of 32 bytes, a PID of 10 digits, 8 hex digits and two '-'. Names that carry a
-/// token leave this much room for it within a file name's 255 bytes.
-inline constexpr std::size_t kMaxOwnerTokenBytes = 32 + 1 + 10 + 1 + 8;
+/// A token's parts: the host name cut to kMaxOwnerHostBytes, the PID in decimal, kOwnerRandomDigits hex digits.
+inline constexpr std::size_t kMaxOwnerHostBytes = 32;
+inline constexpr std::size_t kMaxOwnerPidDigits = 10;  // a 32-bit PID
+inline constexpr std::size_t kOwnerRandomDigits = 8;
+/// The longest token, with its two '-'. Names that carry a token leave this much room for it within a file
+/// name's 255 bytes.
+inline constexpr std::size_t kMaxOwnerTokenBytes = kMaxOwnerHostBytes + 1 + kMaxOwnerPidDigits + 1 + kOwnerRandomDigits;
 
 /// A new token for this process (the random part differs on every call).
 std::string new_owner_token();
