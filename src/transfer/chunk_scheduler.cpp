@@ -172,12 +172,17 @@ std::size_t ChunkScheduler::takers_per_file() {
   return std::max<std::size_t>((tasks_.size() + places - 1) / places, 1);
 }
 
-UpcomingRange ChunkScheduler::next_file_start() {
+UpcomingRanges ChunkScheduler::next_file_start(std::size_t count) {
   const std::lock_guard lock(mutex_);
   if (next_to_open_ >= files_.size()) return {};
   const RemoteFile& file = files_[next_to_open_].file->remote();
   if (file.size == 0) return {};
-  return {&file, first_chunk({0, file.size})};
+  UpcomingRanges upcoming{.file = &file, .ranges = {}};
+  for (std::uint64_t begin = 0; begin < file.size && upcoming.ranges.size() < count;) {
+    upcoming.ranges.push_back(first_chunk({begin, file.size}));
+    begin = upcoming.ranges.back().end;
+  }
+  return upcoming;
 }
 
 bool ChunkScheduler::extend(RangeTask& task, std::uint64_t new_end) {

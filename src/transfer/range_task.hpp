@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "transfer/connection_budget.hpp"
 #include "transfer/incoming_file.hpp"
@@ -14,10 +15,10 @@ namespace hfget::transfer {
 class FileSource;
 struct RangeTask;
 
-/// The first range of the file the scheduler opens next, before it is opened (RangeExtension::next_file_start).
-struct UpcomingRange {
+/// The first ranges of the file the scheduler opens next, before it is opened (RangeExtension::next_file_start).
+struct UpcomingRanges {
   const RemoteFile* file = nullptr;  // nullptr: every file is open already
-  store::ByteRange range;
+  std::vector<store::ByteRange> ranges;
 };
 
 /// Lets a connection take the bytes right after its range while no other connection has them (the
@@ -47,10 +48,11 @@ class RangeExtension {
   /// file it may open), rounded up, at least 1: about how many ranges of a file other connections take
   /// before the range after this one is planned. One connection alone, or one per file, takes them in turn.
   virtual std::size_t takers_per_file() = 0;
-  /// The range the first connection to the next file to open will be handed, if that file starts from its
-  /// first byte (nothing of it kept from an earlier run; the scheduler cannot know before it opens it): the
-  /// Xet source asks its plan ahead as well, so that a file just opened does not wait for its first one.
-  virtual UpcomingRange next_file_start() = 0;
+  /// The first `count` ranges (fewer when the file has fewer) that the first connections to the next file to
+  /// open will be handed, if that file starts from its first byte (nothing of it kept from an earlier run; the
+  /// scheduler cannot know before it opens it): the Xet source asks their plans ahead as well, so that a file
+  /// just opened does not wait for its first ones.
+  virtual UpcomingRanges next_file_start(std::size_t count) = 0;
 };
 
 /// A range of one file on one connection: the unit of work the scheduler hands out and a source's connection

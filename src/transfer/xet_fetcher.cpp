@@ -149,24 +149,21 @@ void XetFetcher::ask_ahead(RangeTask& task, const std::string& xet_hash) {
   // the scheduler will cut it, and the one before keeps its end (fetch_once), fetching the chunk that
   // straddles it a second time. A plan already asked is not asked again: in a steady download each range
   // asks one new plan.
+  const auto ask = [this](const std::string& hash, store::ByteRange range) {
+    shared_.prefetch->ask_ahead(hash, range.begin, span_end(range.begin, range.end) - 1);
+  };
   const std::size_t depth = std::min(task.extension->takers_per_file(), kLookahead);
   store::ByteRange next = task.extension->queued_from(task, task.end);
   for (std::size_t i = 0; i < depth && next.end > next.begin; ++i) {
-    shared_.prefetch->ask_ahead(xet_hash, next.begin, span_end(next.begin, next.end) - 1);
+    ask(xet_hash, next);
     next = task.extension->queued_from(task, next.end);
   }
-  // A file's first range: the next file to open starts when some file finishes, and its first connections
-  // would otherwise wait for plans there (64 waits, and more, for a 64-shard model). Its ranges are cut from
-  // its first byte, each the size of the first (one range is all the file when it is smaller).
+  // A file's first ranges: the next file to open starts when some file finishes, and its first connections
+  // would otherwise wait for plans there (64 waits, and more, for a 64-shard model).
   if (task.begin != 0) return;
-  const UpcomingRange upcoming = task.extension->next_file_start();
+  const UpcomingRanges upcoming = task.extension->next_file_start(depth);
   if (upcoming.file == nullptr || !upcoming.file->xet_hash) return;
-  const std::uint64_t size = upcoming.file->size;
-  const std::uint64_t length = upcoming.range.end - upcoming.range.begin;
-  for (std::uint64_t begin = upcoming.range.begin, i = 0; length > 0 && begin < size && i < depth;
-       begin += length, ++i) {
-    shared_.prefetch->ask_ahead(*upcoming.file->xet_hash, begin, span_end(begin, std::min(size, begin + length)) - 1);
-  }
+  for (const store::ByteRange& range : upcoming.ranges) ask(*upcoming.file->xet_hash, range);
 }
 
 std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const std::string& xet_hash) {

@@ -299,17 +299,21 @@ TEST(ChunkScheduler, NamesTheFirstRangeOfTheNextFileToOpenUntilEveryFileIsOpen) 
   jobs.push_back(f.job(a));
   jobs.push_back(f.job(b));
   ChunkScheduler scheduler(std::move(jobs), {1, kMiB, kMiB}, f.publish(), {});  // one file open at a time
-  UpcomingRange upcoming = scheduler.next_file_start();
+  UpcomingRanges upcoming = scheduler.next_file_start(2);
   ASSERT_NE(upcoming.file, nullptr);
   EXPECT_EQ(upcoming.file->path, a.path);
-  EXPECT_EQ(upcoming.range.begin, 0U);
-  EXPECT_EQ(upcoming.range.end, kMiB);
+  ASSERT_EQ(upcoming.ranges.size(), 2U) << "as many as asked for";
+  EXPECT_EQ(upcoming.ranges[0].begin, 0U);
+  EXPECT_EQ(upcoming.ranges[0].end, kMiB);
+  EXPECT_EQ(upcoming.ranges[1].begin, kMiB) << "cut one after the other, as the scheduler hands them out";
+  EXPECT_EQ(upcoming.ranges[1].end, 2 * kMiB);
   RangeTask* first = scheduler.next();
   ASSERT_NE(first, nullptr);
-  upcoming = scheduler.next_file_start();
+  upcoming = scheduler.next_file_start(4);
   ASSERT_NE(upcoming.file, nullptr);
   EXPECT_EQ(upcoming.file->path, b.path) << "while a is open, b is the next to open";
-  EXPECT_EQ(upcoming.range.end, kMiB / 2) << "a file smaller than a chunk is one range";
+  ASSERT_EQ(upcoming.ranges.size(), 1U) << "a file smaller than a chunk is one range";
+  EXPECT_EQ(upcoming.ranges[0].end, kMiB / 2);
   std::vector<RangeTask*> handed{first};
   while (!handed.empty()) {
     RangeTask* task = handed.back();
@@ -318,7 +322,7 @@ TEST(ChunkScheduler, NamesTheFirstRangeOfTheNextFileToOpenUntilEveryFileIsOpen) 
     scheduler.done(task, std::nullopt);
     if (RangeTask* next = scheduler.next()) handed.push_back(next);
   }
-  EXPECT_EQ(scheduler.next_file_start().file, nullptr) << "every file was opened";
+  EXPECT_EQ(scheduler.next_file_start(1).file, nullptr) << "every file was opened";
   EXPECT_EQ(f.blob(b), f.contents[b.path]);
 }
 
