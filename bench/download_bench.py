@@ -1028,6 +1028,9 @@ def main() -> int:
     parser.add_argument("--xet-cas-latency", type=float, default=0.0, metavar="MS",
                         help="with --xet: the emulator's CAS answers each request MS milliseconds late, as the Hub's "
                         "CAS across the internet would (tens of ms); the xorbs and the bridge stay local")
+    parser.add_argument("--xet-hub-latency", type=float, default=0.0, metavar="MS",
+                        help="with --xet: the emulator's Hub (API, resolve, Xet token) answers each request MS "
+                        "milliseconds late, as the Hub across the internet would: the bridge's resolve pays it too")
     args = parser.parse_args()
     tools = [t for t in args.tools.split(",") if t]
     try:

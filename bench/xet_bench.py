@@ -85,7 +85,8 @@ def run(args, work: Path, model: Path, expected: dict[str, tuple[int, str]]) -> 
     store_dir = Path(args.xet_store).resolve() if args.xet_store else work / "xet-store"
     with harness.Hub({}, xet=True, xorbs_on_nginx=True, nginx_workers=args.nginx_workers,
                      xet_store=store_dir, limit_rate=args.xet_rate_cap,
-                     extra_args=["--cas-latency-ms", str(args.xet_cas_latency)] if args.xet_cas_latency else []) as hub:
+                     extra_args=(["--cas-latency-ms", str(args.xet_cas_latency)] if args.xet_cas_latency else [])
+                     + (["--hub-latency-ms", str(args.xet_hub_latency)] if args.xet_hub_latency else [])) as hub:
         upload_wall, xet_files = upload_or_reuse(hub, model, bench, store_dir)
         store_bytes = sum(p.stat().st_size for p in (store_dir / "xorbs").iterdir())
         print(f"[xet] {xet_files} Xet files, {store_bytes:,} xorb bytes in {store_dir}", file=sys.stderr, flush=True)
@@ -122,6 +123,7 @@ def run(args, work: Path, model: Path, expected: dict[str, tuple[int, str]]) -> 
     return {"results": results, "resume": resume, "upload_wall": upload_wall, "store_bytes": store_bytes,
             "xet_files": xet_files, "total": bench.total, "files": len(expected), "store": str(store_dir),
             "rate_cap": args.xet_rate_cap, "cas_latency_ms": args.xet_cas_latency,
+            "hub_latency_ms": args.xet_hub_latency,
             "writer": bench.writer}
 
 
@@ -169,6 +171,8 @@ def report(data: dict) -> str:
     cap = f", nginx limit_rate {data['rate_cap']} per connection" if data.get("rate_cap") else ""
     if data.get("cas_latency_ms"):
         cap += f", the CAS answering {data['cas_latency_ms']:g} ms late"
+    if data.get("hub_latency_ms"):
+        cap += f", the Hub answering {data['hub_latency_ms']:g} ms late"
     lines = [f"\nscenario xet (Hub emulator + nginx serving the bridge's bodies and the xorbs{cap}): {data['files']} files, "
              f"{total / db.GB:.2f} GB ({total / db.GIB:.2f} GiB), {data['xet_files']} of them Xet",
              (f"upload through the JS Xet writer (@huggingface/hub uploadFiles): {data['upload_wall']:.1f}s "

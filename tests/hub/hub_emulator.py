@@ -367,6 +367,7 @@ class HubState:
         self.url_ttl: int = args.url_ttl
         self.body_rate: int = args.body_rate
         self.cas_latency: float = max(getattr(args, "cas_latency_ms", 0.0) or 0.0, 0.0) / 1000.0
+        self.hub_latency: float = max(getattr(args, "hub_latency_ms", 0.0) or 0.0, 0.0) / 1000.0
         self.cdn_secret: str = args.cdn_secret or uuid.uuid4().hex
         self.cdn_url: str = (args.cdn_url or "").rstrip("/")   # set once the built-in CDN listens, if none given
         self.faults = FaultBook()
@@ -925,6 +926,10 @@ class HubHandler(BaseHandler):
     def dispatch(self, method: str, url) -> None:
         if self.path.startswith("/_emulator/"):
             return self._control(method, url)
+        if self.state.hub_latency:
+            # The Hub across the internet (bench), as the CAS's latency puts the CAS: a rig that put only the
+            # CAS far away would charge the Xet path a round trip the bridge's resolve pays on the real Hub too.
+            time.sleep(self.state.hub_latency)
         self.request_id = uuid.uuid4().hex
         if method == "POST" and url.path.endswith(".git/info/lfs/objects/batch") and self.state.xet:
             return self._lfs_batch(url)
@@ -1762,6 +1767,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cas-host", default="127.0.0.3", help="Xet CAS listen address (default 127.0.0.3)")
     parser.add_argument("--cas-latency-ms", type=float, default=0.0,
                         help="bench only: every CAS answer waits this long first, as a remote CAS's round trip would")
+    parser.add_argument("--hub-latency-ms", type=float, default=0.0,
+                        help="bench only: every Hub answer (API, resolve) waits this long first, likewise")
     parser.add_argument("--xorb-host", default="127.0.0.4",
                         help="presigned xorb URL server listen address (default 127.0.0.4)")
     parser.add_argument("--xorb-url", help="bench only: base URL of an external server (nginx) serving "
