@@ -2,16 +2,20 @@
 #include "transfer/reconstruction_prefetch.hpp"
 
 #include <algorithm>
+#include <system_error>
 #include <utility>
 
 namespace hfget::transfer {
 
-ReconstructionPrefetch::ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask, std::size_t askers) {
-  const std::size_t count = std::max<std::size_t>(askers, 1);
-  askers_.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    askers_.emplace_back([this, make_ask](std::stop_token stop) { run(stop, make_ask); });
-  }
+ReconstructionPrefetch::ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask, std::size_t min_askers,
+                                               std::size_t max_askers)
+    : make_ask_(std::move(make_ask)), max_askers_(std::max<std::size_t>({max_askers, min_askers, 1})) {
+  askers_.reserve(max_askers_);  // never moved once started: the destructor's loops need no lock
+  for (std::size_t i = 0; i < std::max<std::size_t>(min_askers, 1); ++i) start_asker();
+}
+
+void ReconstructionPrefetch::start_asker() {
+  askers_.emplace_back([this](std::stop_token stop) { run(stop); });
 }
 
 ReconstructionPrefetch::~ReconstructionPrefetch() {
@@ -46,6 +50,18 @@ void ReconstructionPrefetch::ask_ahead(const std::string& xet_hash, std::uint64_
     entry.first = first;
     entry.last = last;
     entry.id = next_id_++;
+    // More plans waiting than askers free to ask them: the CAS is further away than the askers so far can
+    // cover, and the queued plans would come after the connections that need them.
+    const auto count = [this](Entry::State state) {
+      return static_cast<std::size_t>(
+          std::count_if(entries_.begin(), entries_.end(), [state](const Entry& e) { return e.state == state; }));
+    };
+    if (askers_.size() < max_askers_ && count(Entry::State::kQueued) > askers_.size() - count(Entry::State::kAsking)) {
+      try {
+        start_asker();
+      } catch (const std::system_error&) {  // no thread to be had: the askers there are go on
+      }
+    }
   }
   changed_.notify_all();
 }
@@ -89,11 +105,11 @@ ReconstructionPrefetch::Takes ReconstructionPrefetch::takes() const {
   return takes_;
 }
 
-void ReconstructionPrefetch::run(const std::stop_token& stop, const std::function<Ask(std::stop_token)>& make_ask) {
+void ReconstructionPrefetch::run(const std::stop_token& stop) {
   Ask ask;
   try {
-    ask = make_ask(stop);  // a transport of its own: curl_easy_init can fail, and an exception here would end
-  } catch (...) {          // the process (std::terminate); without it the connections ask for themselves
+    ask = make_ask_(stop);  // a transport of its own: curl_easy_init can fail, and an exception here would end
+  } catch (...) {           // the process (std::terminate); without it the connections ask for themselves
   }
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {

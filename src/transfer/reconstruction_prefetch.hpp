@@ -28,21 +28,26 @@ namespace hfget::transfer {
 /// Bounded: at most kMaxPlans ranges are remembered, the oldest forgotten first.
 ///
 /// Several askers, each a thread with a transport of its own: one asker answers one plan per CAS round trip,
-/// and with many connections the plans they queue come faster than that (on the 2-core rig with 16
-/// connections a third of the ranges found their plan still queued, 43 of 136; with four askers 5-11; against
-/// the Hub's CAS, ~100 ms away, one asker keeps up with 10 ranges a second). Not more: with connections capped
-/// at 65 MB/s and the CAS 30 ms away, four askers halved the time spent waiting for plans (13.4 s to 7.1 s of
-/// 48 s) and sixteen saved only another 1.3 s, while each asker holds a CAS connection of its own. What askers
-/// cannot hide is a round trip longer than a range lasts (docs/benchmarks.md, "plans against a CAS 30 ms away").
+/// and with many connections the plans they queue come faster than that. How many are needed is the ranges
+/// taken per second times the CAS's round trip, which only the download shows: so they start at kMinAskers
+/// (one holds a CAS connection of its own, and a CAS that answers in a millisecond needs no more) and another
+/// is started, up to kMaxAskers, whenever a plan is queued while every asker is busy. On the GPU server
+/// (32 connections capped at 65 MB/s, the CAS 30 ms away) four askers were busy for the whole download and
+/// 161 of 398 ranges found their plan not yet asked: 5.6 s of the connections' 45 s went to waiting for
+/// plans (docs/benchmarks.md, "The askers were the queue"). What askers cannot hide is a round trip longer
+/// than a range lasts.
 class ReconstructionPrefetch {
  public:
   static constexpr std::size_t kMaxPlans = 64;
-  static constexpr std::size_t kDefaultAskers = 4;
+  static constexpr std::size_t kMinAskers = 4;
+  static constexpr std::size_t kMaxAskers = 16;
   /// Asks the CAS for the plan of bytes [first, last] of a file; nullopt when it could not be had.
   using Ask = std::function<std::optional<xet::Reconstruction>(const std::string& xet_hash, std::uint64_t first,
                                                                std::uint64_t last)>;
   /// `make_ask` runs on each asker's thread, once, with that thread's stop token (a transport of its own).
-  explicit ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask, std::size_t askers = kDefaultAskers);
+  /// `min_askers` start at once; more start as plans queue up, up to `max_askers`.
+  explicit ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask, std::size_t min_askers = kMinAskers,
+                                  std::size_t max_askers = kMaxAskers);
   ~ReconstructionPrefetch();  // stops the askers; a request in flight is cancelled through its stop token
   ReconstructionPrefetch(const ReconstructionPrefetch&) = delete;
   ReconstructionPrefetch& operator=(const ReconstructionPrefetch&) = delete;
@@ -78,13 +83,16 @@ class ReconstructionPrefetch {
     std::uint64_t id = 0;
   };
   std::deque<Entry>::iterator find(const std::string& xet_hash, std::uint64_t first, std::uint64_t last);
-  void run(const std::stop_token& stop, const std::function<Ask(std::stop_token)>& make_ask);
+  void run(const std::stop_token& stop);
+  void start_asker();  // under mutex_, or before any asker runs
 
   mutable std::mutex mutex_;
   std::condition_variable_any changed_;
   std::deque<Entry> entries_;  // oldest first
   std::uint64_t next_id_ = 0;
   Takes takes_;
+  const std::function<Ask(std::stop_token)> make_ask_;
+  const std::size_t max_askers_;
   std::vector<std::jthread> askers_;  // last: started once the members they use exist, stopped and joined first
 };
 

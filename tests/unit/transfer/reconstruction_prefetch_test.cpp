@@ -61,7 +61,7 @@ TEST(ReconstructionPrefetch, APlanAskedAheadIsHandedOnceAndOnlyForItsExactRange)
 
 TEST(ReconstructionPrefetch, AskedFromSaysWhetherAPlanStartsAtAByteUntilItIsTaken) {
   FakeAsker cas;
-  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1);
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1, 1);
   prefetch.ask_ahead("a", 100, 199);
   EXPECT_TRUE(prefetch.asked_from("a", 100)) << "queued or being asked";
   EXPECT_FALSE(prefetch.asked_from("a", 101));
@@ -74,7 +74,7 @@ TEST(ReconstructionPrefetch, AskedFromSaysWhetherAPlanStartsAtAByteUntilItIsTake
 
 TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheConnection) {
   FakeAsker cas;  // the gate stays shut: the first ask hangs
-  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1);
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1, 1);
   prefetch.ask_ahead("a", 0, 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
   prefetch.ask_ahead("a", 100, 199);  // queued behind the one in flight
@@ -95,7 +95,7 @@ TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheC
 
 TEST(ReconstructionPrefetch, SeveralPlansAreAskedAtOnceOneAskerEach) {
   FakeAsker cas;  // the gate stays shut: every ask hangs until it opens
-  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 3);
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 3, 3);
   for (std::uint64_t i = 0; i < 4; ++i) prefetch.ask_ahead("a", i * 100, i * 100 + 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 3; })) << "one plan in flight per asker";
   std::this_thread::sleep_for(20ms);
@@ -110,6 +110,21 @@ TEST(ReconstructionPrefetch, SeveralPlansAreAskedAtOnceOneAskerEach) {
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(cas.asked, 3) << "the range its connection took back is not asked";
   EXPECT_EQ(prefetch.takes().used, 3U);
+}
+
+TEST(ReconstructionPrefetch, MoreAskersStartWhilePlansQueueBehindBusyOnesUpToTheMost) {
+  FakeAsker cas;  // the gate stays shut: every ask hangs until it opens
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 2, 5);
+  for (std::uint64_t i = 0; i < 2; ++i) prefetch.ask_ahead("a", i * 100, i * 100 + 99);
+  ASSERT_TRUE(eventually([&] { return cas.asked == 2; }));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(cas.asked, 2) << "as many askers as plans: none more started";
+  for (std::uint64_t i = 2; i < 8; ++i) prefetch.ask_ahead("a", i * 100, i * 100 + 99);
+  ASSERT_TRUE(eventually([&] { return cas.asked == 5; })) << "three more started for the queued plans";
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(cas.asked, 5) << "no more than the most";
+  cas.gate.set_value();
+  for (std::uint64_t i = 0; i < 5; ++i) EXPECT_TRUE(prefetch.take("a", i * 100, i * 100 + 99, {}).has_value()) << i;
 }
 
 TEST(ReconstructionPrefetch, AFailedAskIsNoPlanAndAStoppedPrefetchReleasesItsWaiters) {
