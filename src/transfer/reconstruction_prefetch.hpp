@@ -30,8 +30,8 @@ namespace hfget::transfer {
 /// Several askers, each a thread with a transport of its own: one asker answers one plan per CAS round trip,
 /// and with many connections the plans they queue come faster than that. How many are needed is the ranges
 /// taken per second times the CAS's round trip, which only the download shows: so they start at kMinAskers
-/// (one holds a CAS connection of its own, and a CAS that answers in a millisecond needs no more) and another
-/// is started, up to kMaxAskers, whenever a plan is queued while every asker is busy. On the GPU server
+/// (each holds a CAS connection of its own, and a CAS that answers in a millisecond needs no more) and
+/// another is started, up to kMaxAskers, whenever a plan is queued while every asker is busy. On the GPU server
 /// (32 connections capped at 65 MB/s, the CAS 30 ms away) four askers were busy for the whole download and
 /// 161 of 398 ranges found their plan not yet asked: 5.6 s of the connections' 45 s went to waiting for
 /// plans (docs/benchmarks.md, "The askers were the queue"). What askers cannot hide is a round trip longer
