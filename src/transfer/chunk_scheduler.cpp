@@ -172,15 +172,17 @@ std::size_t ChunkScheduler::takers_per_file() {
   return std::max<std::size_t>((tasks_.size() + places - 1) / places, 1);
 }
 
-UpcomingRanges ChunkScheduler::next_file_start(std::size_t count) {
+std::vector<UpcomingRanges> ChunkScheduler::next_files_start(std::size_t files, std::size_t count) {
   const std::lock_guard lock(mutex_);
-  if (next_to_open_ >= files_.size()) return {};
-  const RemoteFile& file = files_[next_to_open_].file->remote();
-  if (file.size == 0) return {};
-  UpcomingRanges upcoming{.file = &file, .ranges = {}};
-  for (std::uint64_t begin = 0; begin < file.size && upcoming.ranges.size() < count;) {
-    upcoming.ranges.push_back(first_chunk({begin, file.size}));
-    begin = upcoming.ranges.back().end;
+  std::vector<UpcomingRanges> upcoming;
+  for (std::size_t index = next_to_open_; index < files_.size() && upcoming.size() < files; ++index) {
+    const RemoteFile& file = files_[index].file->remote();
+    if (file.size == 0) continue;
+    UpcomingRanges& next = upcoming.emplace_back(UpcomingRanges{.file = &file, .ranges = {}});
+    for (std::uint64_t begin = 0; begin < file.size && next.ranges.size() < count;) {
+      next.ranges.push_back(first_chunk({begin, file.size}));
+      begin = next.ranges.back().end;
+    }
   }
   return upcoming;
 }

@@ -59,7 +59,7 @@ class ChunkScheduler final : public RangeExtension {
   std::uint64_t end_after_request(RangeTask& task) override;
   store::ByteRange queued_from(const RangeTask& task, std::uint64_t begin) override;
   std::size_t takers_per_file() override;
-  UpcomingRanges next_file_start(std::size_t count) override;
+  std::vector<UpcomingRanges> next_files_start(std::size_t files, std::size_t count) override;
 
   /// How many connections take work from now on: connections numbered `count` and above park once their
   /// range is done; a raised count wakes the parked ones (the caller starts threads for numbers never seen).

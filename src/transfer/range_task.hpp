@@ -15,9 +15,9 @@ namespace hfget::transfer {
 class FileSource;
 struct RangeTask;
 
-/// The first ranges of the file the scheduler opens next, before it is opened (RangeExtension::next_file_start).
+/// The first ranges of a file the scheduler opens next, before it is opened (RangeExtension::next_files_start).
 struct UpcomingRanges {
-  const RemoteFile* file = nullptr;  // nullptr: every file is open already
+  const RemoteFile* file = nullptr;
   std::vector<store::ByteRange> ranges;
 };
 
@@ -48,11 +48,12 @@ class RangeExtension {
   /// file it may open), rounded up, at least 1: about how many ranges of a file other connections take
   /// before the range after this one is planned. One connection alone, or one per file, takes them in turn.
   virtual std::size_t takers_per_file() = 0;
-  /// The first `count` ranges (fewer when the file has fewer) that the first connections to the next file to
-  /// open will be handed, if that file starts from its first byte (nothing of it kept from an earlier run; the
-  /// scheduler cannot know before it opens it): the Xet source asks their plans ahead as well, so that a file
-  /// just opened does not wait for its first ones.
-  virtual UpcomingRanges next_file_start(std::size_t count) = 0;
+  /// For each of the next `files` files to open, in the order they will open (fewer near the end; empty
+  /// files left out), the first `count` ranges (fewer when the file has fewer) that the first connections to
+  /// it will be handed, if it starts from its first byte (nothing of it kept from an earlier run; the scheduler
+  /// cannot know before it opens it): the Xet source asks their plans ahead as well, so that a file just
+  /// opened does not wait for its first ones.
+  virtual std::vector<UpcomingRanges> next_files_start(std::size_t files, std::size_t count) = 0;
 };
 
 /// A range of one file on one connection: the unit of work the scheduler hands out and a source's connection

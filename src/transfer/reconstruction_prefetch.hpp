@@ -25,7 +25,8 @@ namespace hfget::transfer {
 /// their plans ready. A plan is used only for exactly the range it was asked for,
 /// and is checked like any other; one not ready is asked again by the connection itself (one still being asked
 /// is waited for: that is at most the round trip it would have made), so nothing waits behind the queue.
-/// Bounded: at most kMaxPlans ranges are remembered, the oldest forgotten first.
+/// Bounded: at most kMaxPlans ranges are remembered, the oldest forgotten first (a plan is a few KB; the
+/// connections' next ranges and the next files' first ones come to about 64 with 32 connections).
 ///
 /// Several askers, each a thread with a transport of its own: one asker answers one plan per CAS round trip,
 /// and with many connections the plans they queue come faster than that. How many are needed is the ranges
@@ -38,7 +39,7 @@ namespace hfget::transfer {
 /// than a range lasts.
 class ReconstructionPrefetch {
  public:
-  static constexpr std::size_t kMaxPlans = 64;
+  static constexpr std::size_t kMaxPlans = 128;
   static constexpr std::size_t kMinAskers = 4;
   static constexpr std::size_t kMaxAskers = 16;
   /// Asks the CAS for the plan of bytes [first, last] of a file; nullopt when it could not be had.

@@ -31,6 +31,8 @@ constexpr std::uint64_t kMaxReconstructionSpan = 10ULL << 30;
 // At most this many ranges of a file have their plans asked ahead of the one a connection is fetching
 // (ask_ahead): four askers answer four at once.
 constexpr std::size_t kLookahead = 4;
+// And the first ranges of this many files that open next.
+constexpr std::size_t kFilesAhead = 4;
 
 Error interrupted(const RemoteFile& file) {
   return Error(ErrorCode::kInterrupted, "interrupted", file.path);
@@ -158,12 +160,15 @@ void XetFetcher::ask_ahead(RangeTask& task, const std::string& xet_hash) {
     ask(xet_hash, next);
     next = task.extension->queued_from(task, next.end);
   }
-  // A file's first ranges: the next file to open starts when some file finishes, and its first connections
-  // would otherwise wait for plans there (64 waits, and more, for a 64-shard model).
-  if (task.begin != 0) return;
-  const UpcomingRanges upcoming = task.extension->next_file_start(depth);
-  if (upcoming.file == nullptr || !upcoming.file->xet_hash) return;
-  for (const store::ByteRange& range : upcoming.ranges) ask(*upcoming.file->xet_hash, range);
+  // The first ranges of the next files to open: a file opens when another finishes, and near the end of a
+  // download, or of a run of files that finish together, files open faster than one CAS round trip apart. Asked
+  // from one file's first range only, the next file's plans came too late, or never: on the GPU server the
+  // first ranges of the last third of the files were all asked by their connections, each a round trip waited
+  // for. Asked on every range: a plan already known is not asked again.
+  for (const UpcomingRanges& upcoming : task.extension->next_files_start(kFilesAhead, depth)) {
+    if (!upcoming.file->xet_hash) continue;
+    for (const store::ByteRange& range : upcoming.ranges) ask(*upcoming.file->xet_hash, range);
+  }
 }
 
 std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const std::string& xet_hash) {

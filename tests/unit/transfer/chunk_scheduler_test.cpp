@@ -291,29 +291,35 @@ TEST(ChunkScheduler, ARangeGivesBackItsTailToTheNextRangeOnlyWhileNoConnectionHa
   EXPECT_EQ(f.blob(file), f.contents[file.path]);
 }
 
-TEST(ChunkScheduler, NamesTheFirstRangeOfTheNextFileToOpenUntilEveryFileIsOpen) {
+TEST(ChunkScheduler, NamesTheFirstRangesOfTheNextFilesToOpenUntilEveryFileIsOpen) {
   Fixture f;
   const RemoteFile a = f.add_file("a.safetensors", 3 * kMiB);
+  const RemoteFile empty = f.add_file("empty.txt", 0);
   const RemoteFile b = f.add_file("bb.safetensors", kMiB / 2);
   std::vector<ScheduledFile> jobs;
   jobs.push_back(f.job(a));
+  jobs.push_back(f.job(empty));
   jobs.push_back(f.job(b));
   ChunkScheduler scheduler(std::move(jobs), {1, kMiB, kMiB}, f.publish(), {});  // one file open at a time
-  UpcomingRanges upcoming = scheduler.next_file_start(2);
-  ASSERT_NE(upcoming.file, nullptr);
-  EXPECT_EQ(upcoming.file->path, a.path);
-  ASSERT_EQ(upcoming.ranges.size(), 2U) << "as many as asked for";
-  EXPECT_EQ(upcoming.ranges[0].begin, 0U);
-  EXPECT_EQ(upcoming.ranges[0].end, kMiB);
-  EXPECT_EQ(upcoming.ranges[1].begin, kMiB) << "cut one after the other, as the scheduler hands them out";
-  EXPECT_EQ(upcoming.ranges[1].end, 2 * kMiB);
+  std::vector<UpcomingRanges> upcoming = scheduler.next_files_start(1, 2);
+  ASSERT_EQ(upcoming.size(), 1U) << "as many files as asked for";
+  EXPECT_EQ(upcoming[0].file->path, a.path);
+  ASSERT_EQ(upcoming[0].ranges.size(), 2U) << "as many ranges as asked for";
+  EXPECT_EQ(upcoming[0].ranges[0].begin, 0U);
+  EXPECT_EQ(upcoming[0].ranges[0].end, kMiB);
+  EXPECT_EQ(upcoming[0].ranges[1].begin, kMiB) << "cut one after the other, as the scheduler hands them out";
+  EXPECT_EQ(upcoming[0].ranges[1].end, 2 * kMiB);
+  upcoming = scheduler.next_files_start(4, 1);
+  ASSERT_EQ(upcoming.size(), 2U) << "the empty file has no range to plan; there are no more files";
+  EXPECT_EQ(upcoming[0].file->path, a.path);
+  EXPECT_EQ(upcoming[1].file->path, b.path) << "in the order they open";
   RangeTask* first = scheduler.next();
   ASSERT_NE(first, nullptr);
-  upcoming = scheduler.next_file_start(4);
-  ASSERT_NE(upcoming.file, nullptr);
-  EXPECT_EQ(upcoming.file->path, b.path) << "while a is open, b is the next to open";
-  ASSERT_EQ(upcoming.ranges.size(), 1U) << "a file smaller than a chunk is one range";
-  EXPECT_EQ(upcoming.ranges[0].end, kMiB / 2);
+  upcoming = scheduler.next_files_start(4, 4);
+  ASSERT_EQ(upcoming.size(), 1U);
+  EXPECT_EQ(upcoming[0].file->path, b.path) << "while a is open, b is the next to open";
+  ASSERT_EQ(upcoming[0].ranges.size(), 1U) << "a file smaller than a chunk is one range";
+  EXPECT_EQ(upcoming[0].ranges[0].end, kMiB / 2);
   std::vector<RangeTask*> handed{first};
   while (!handed.empty()) {
     RangeTask* task = handed.back();
@@ -322,7 +328,7 @@ TEST(ChunkScheduler, NamesTheFirstRangeOfTheNextFileToOpenUntilEveryFileIsOpen) 
     scheduler.done(task, std::nullopt);
     if (RangeTask* next = scheduler.next()) handed.push_back(next);
   }
-  EXPECT_EQ(scheduler.next_file_start(1).file, nullptr) << "every file was opened";
+  EXPECT_TRUE(scheduler.next_files_start(4, 1).empty()) << "every file was opened";
   EXPECT_EQ(f.blob(b), f.contents[b.path]);
 }
 
