@@ -41,6 +41,13 @@ ChunkScheduler::ChunkScheduler(std::vector<ScheduledFile> files, ChunkPlan plan,
     file.source = std::move(scheduled.source);
     files_.push_back(std::move(file));
   }
+  // The tail, in the order the files open: the last file's last bytes first.
+  std::uint64_t after = 0;
+  for (auto file = files_.rbegin(); file != files_.rend() && after < plan_.tail_bytes; ++file) {
+    const std::uint64_t size = file->file->remote().size;
+    file->finer_from = size - std::min(size, plan_.tail_bytes - after);
+    after += size;
+  }
 }
 
 RangeTask* ChunkScheduler::next(std::size_t connection) {
@@ -105,7 +112,7 @@ RangeTask* ChunkScheduler::take_queued(bool only_idle_files) {
   // Queued gaps are cut into chunks as connections take them: a file the server says is a petabyte costs
   // one queue entry, not 2^25 of them.
   store::ByteRange& gap = chosen->queued.front();
-  const store::ByteRange range = first_chunk(gap);
+  const store::ByteRange range = first_chunk(*chosen, gap);
   gap.begin = range.end;
   if (gap.begin >= gap.end) chosen->queued.pop_front();
   return start_task(*chosen, range);
@@ -131,8 +138,10 @@ std::uint64_t ChunkScheduler::end_after_request(RangeTask& task) {
   return task.end;
 }
 
-store::ByteRange ChunkScheduler::first_chunk(const store::ByteRange& gap) const {
-  return {gap.begin, gap.size() > plan_.chunk_bytes ? gap.begin + plan_.chunk_bytes : gap.end};
+store::ByteRange ChunkScheduler::first_chunk(const FileState& file, const store::ByteRange& gap) const {
+  const std::uint64_t chunk =
+      gap.begin >= file.finer_from ? std::max(plan_.chunk_bytes / 2, plan_.min_split_bytes) : plan_.chunk_bytes;
+  return {gap.begin, gap.size() > chunk ? gap.begin + chunk : gap.end};
 }
 
 std::optional<std::deque<store::ByteRange>::iterator> ChunkScheduler::queued_after(const RangeTask& task) {
@@ -155,7 +164,7 @@ store::ByteRange ChunkScheduler::queued_from(const RangeTask& task, std::uint64_
     if (gap.end > begin && (first == nullptr || gap.begin < first->begin)) first = &gap;
   }
   if (first == nullptr) return {};
-  return first_chunk({std::max(begin, first->begin), first->end});
+  return first_chunk(file, {std::max(begin, first->begin), first->end});
 }
 
 std::size_t ChunkScheduler::takers_per_file() {
@@ -180,7 +189,7 @@ std::vector<UpcomingRanges> ChunkScheduler::next_files_start(std::size_t files, 
     if (file.size == 0) continue;
     UpcomingRanges& next = upcoming.emplace_back(UpcomingRanges{.file = &file, .ranges = {}});
     for (std::uint64_t begin = 0; begin < file.size && next.ranges.size() < count;) {
-      next.ranges.push_back(first_chunk({begin, file.size}));
+      next.ranges.push_back(first_chunk(files_[index], {begin, file.size}));
       begin = next.ranges.back().end;
     }
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@ struct ChunkPlan {
   std::size_t max_active_files = 12;        // files open at once (--max-workers)
   std::uint64_t chunk_bytes = 32 << 20;     // a larger missing range is cut into chunks of this size
   std::uint64_t min_split_bytes = 4 << 20;  // the tail is re-split while ranges this large remain
+  std::uint64_t tail_bytes = 0;             // the download's last bytes, cut into chunks half as large
 };
 
 /// A file to fetch: where its bytes go, and the source's state for it (nullptr in tests that fetch by hand).
@@ -37,9 +39,13 @@ struct ScheduledFile {
 /// prefers a file of its own (its bytes then arrive in order), then opens the next file, then joins the open file with
 /// the fewest connections, so a big shard is fetched over every idle connection. When nothing is queued, an idle
 /// connection takes the second half of the largest range still in flight, so the last 1 % never crawls on
-/// one connection ("stuck at 99 %"). A file whose every byte is in is verified and, when it matches,
-/// published at once through the publish step (crash safety: a finished file never waits for the others).
-/// How many connections take work is a value it is given and that may change while it runs
+/// one connection ("stuck at 99 %"). The download's last tail_bytes (the last files to open, which end
+/// together) are cut into chunks half as large, so that the last ranges in flight end close together without
+/// being split: a range cut inside its request wastes what the server already sent, and over Xet the half it
+/// hands on waits a CAS round trip for its plan before its first byte (on the GPU server the last ranges took
+/// 120-130 ms after the first connection ran out of work, the bridge's split ones 50-70 ms). A file whose every byte is
+/// in is verified and, when it matches, published at once through the publish step (crash safety: a finished file never
+/// waits for the others). How many connections take work is a value it is given and that may change while it runs
 /// (set_connections). Thread-safe; one scheduler per download, shared by every connection thread.
 class ChunkScheduler final : public RangeExtension {
  public:
@@ -85,15 +91,18 @@ class ChunkScheduler final : public RangeExtension {
     std::unique_ptr<ConnectionBudget> budget = std::make_unique<ConnectionBudget>();  // the source reports to it
     enum class Phase { kWaiting, kOpening, kActive, kFinishing, kDone } phase = Phase::kWaiting;
     std::deque<store::ByteRange> queued;  // missing ranges, cut into chunks when taken (take_queued)
+    // Chunks that start at or past this offset are half as large: the file's part of the download's tail.
+    std::uint64_t finer_from = std::numeric_limits<std::uint64_t>::max();
     int in_flight = 0;
     bool fetched = false;
     std::optional<Error> error;
   };
 
-  void apply_refusals();                                            // requires mutex_
-  RangeTask* take_queued(bool only_idle_files);                     // requires mutex_
-  RangeTask* start_task(FileState& file, store::ByteRange range);   // requires mutex_
-  store::ByteRange first_chunk(const store::ByteRange& gap) const;  // the range a connection takes from a gap
+  void apply_refusals();                                           // requires mutex_
+  RangeTask* take_queued(bool only_idle_files);                    // requires mutex_
+  RangeTask* start_task(FileState& file, store::ByteRange range);  // requires mutex_
+  // The range a connection takes from a gap of the file.
+  store::ByteRange first_chunk(const FileState& file, const store::ByteRange& gap) const;
   // The queued gap that starts where `task` ends, while the task is not cancelled and its file is active
   // (nullopt otherwise: no connection may take bytes of it then); requires mutex_.
   std::optional<std::deque<store::ByteRange>::iterator> queued_after(const RangeTask& task);

@@ -18,4 +18,9 @@ namespace hfget::transfer {
 std::uint64_t chunk_size_for(const DownloadOptions& options, const std::vector<PlannedFile>& plan,
                              std::uint64_t bytes_to_fetch);
 
+/// The download's last bytes that are cut into chunks half as large (ChunkPlan::tail_bytes): two chunks per
+/// connection, about what the last files to open hold while they end together. None under --chunk-size: the
+/// size asked for is the size used.
+std::uint64_t tail_size_for(const DownloadOptions& options, std::uint64_t chunk_bytes);
+
 }  // namespace hfget::transfer

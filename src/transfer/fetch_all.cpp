@@ -235,7 +235,7 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
   // A split costs what the server already sent past the middle (up to a socket buffer, MBs on a fast
   // link): only ranges with at least half a chunk (and 4 MiB) left are worth splitting.
   settings.chunks = {static_cast<std::size_t>(options.max_workers), chunk_bytes,
-                     std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20)};
+                     std::max<std::uint64_t>(chunk_bytes / 4, 2 << 20), tail_size_for(options, chunk_bytes)};
   settings.force_download = options.force_download;
   settings.file = IncomingFileSettings{false, hub.max_attempts, hub.retry_base_delay};
   settings.clock = &clock;

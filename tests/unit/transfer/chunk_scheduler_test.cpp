@@ -332,6 +332,41 @@ TEST(ChunkScheduler, NamesTheFirstRangesOfTheNextFilesToOpenUntilEveryFileIsOpen
   EXPECT_EQ(f.blob(b), f.contents[b.path]);
 }
 
+TEST(ChunkScheduler, CutsTheDownloadsLastBytesIntoChunksHalfAsLarge) {
+  Fixture f;
+  const RemoteFile a = f.add_file("a.safetensors", 4 * kMiB);
+  const RemoteFile b = f.add_file("b.safetensors", 3 * kMiB);
+  std::vector<ScheduledFile> jobs;
+  jobs.push_back(f.job(a));
+  jobs.push_back(f.job(b));
+  // The tail is the last 4 MiB: all of b, and a's last MiB. One file open at a time.
+  ChunkScheduler scheduler(std::move(jobs), {1, kMiB, kMiB / 4, 4 * kMiB}, f.publish(), {});
+  const std::vector<UpcomingRanges> upcoming = scheduler.next_files_start(2, 8);
+  ASSERT_EQ(upcoming.size(), 2U);
+  ASSERT_EQ(upcoming[0].ranges.size(), 5U) << "a: three whole chunks, then two halves";
+  EXPECT_EQ(upcoming[0].ranges[2].end, 3 * kMiB);
+  EXPECT_EQ(upcoming[0].ranges[3].end, 3 * kMiB + kMiB / 2);
+  ASSERT_EQ(upcoming[1].ranges.size(), 6U) << "b: halves only";
+  std::vector<std::pair<std::string, store::ByteRange>> taken;
+  while (RangeTask* task = scheduler.next()) {
+    taken.emplace_back(task->file->remote().path, store::ByteRange{task->begin, task->end});
+    f.fetch(*task);
+    scheduler.done(task, std::nullopt);
+  }
+  ASSERT_EQ(taken.size(), 11U) << "the ranges handed out are the ones named ahead";
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(taken[i].first, a.path);
+    EXPECT_EQ(taken[i].second.begin, upcoming[0].ranges[i].begin);
+    EXPECT_EQ(taken[i].second.end, upcoming[0].ranges[i].end);
+  }
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(taken[5 + i].first, b.path);
+    EXPECT_EQ(taken[5 + i].second.end, upcoming[1].ranges[i].end);
+  }
+  EXPECT_EQ(f.blob(a), f.contents[a.path]);
+  EXPECT_EQ(f.blob(b), f.contents[b.path]);
+}
+
 TEST(ChunkScheduler, SplitsARangeWhereItsRequestInFlightEndsRatherThanCutIt) {
   Fixture f;
   const RemoteFile big = f.add_file("big.safetensors", 16 * kMiB);

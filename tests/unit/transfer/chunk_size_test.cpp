@@ -96,5 +96,14 @@ TEST(ChunkSize, ConnectionsDivideTheOpenFiles) {
   EXPECT_EQ(chunk_size_for(defaults(), plan, total(plan)), 24 * kMiB);
 }
 
+TEST(ChunkSize, TheTailIsTwoChunksPerConnectionUnlessTheChunkSizeWasGiven) {
+  DownloadOptions options = defaults();
+  EXPECT_EQ(tail_size_for(options, 12 * kMiB), 2 * 16 * 12 * kMiB);
+  options.connections.reset();  // the adaptive count cuts for 32
+  EXPECT_EQ(tail_size_for(options, 12 * kMiB), 2 * 32 * 12 * kMiB);
+  options.chunk_bytes = 16 * kMiB;
+  EXPECT_EQ(tail_size_for(options, 16 * kMiB), 0U) << "--chunk-size: every chunk is the size asked for";
+}
+
 }  // namespace
 }  // namespace hfget::transfer
