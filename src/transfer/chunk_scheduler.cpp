@@ -42,11 +42,12 @@ ChunkScheduler::ChunkScheduler(std::vector<ScheduledFile> files, ChunkPlan plan,
     files_.push_back(std::move(file));
   }
   // The tail, in the order the files open: the last file's last bytes first.
-  std::uint64_t after = 0;
-  for (auto file = files_.rbegin(); file != files_.rend() && after < plan_.tail_bytes; ++file) {
+  std::uint64_t in_tail = 0;
+  for (auto file = files_.rbegin(); file != files_.rend() && in_tail < plan_.tail_bytes; ++file) {
     const std::uint64_t size = file->file->remote().size;
-    file->finer_from = size - std::min(size, plan_.tail_bytes - after);
-    after += size;
+    const std::uint64_t share = std::min(size, plan_.tail_bytes - in_tail);  // no sum of sizes: they can be huge
+    file->finer_from = size - share;
+    in_tail += share;
   }
 }
 
