@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <initializer_list>
 #include <sstream>
 
 #include "crypto/digest.hpp"
@@ -52,6 +53,13 @@ struct Fixture {
   // No byte source: the test fetches by hand.
   ScheduledFile job(const RemoteFile& file, IncomingFileSettings settings = {}) {
     return {std::make_unique<IncomingFile>(file, *layout, progress, settings), nullptr};
+  }
+
+  // One job per file, in the order given (the order the scheduler opens them).
+  std::vector<ScheduledFile> jobs(std::initializer_list<RemoteFile> files) {
+    std::vector<ScheduledFile> all;
+    for (const RemoteFile& file : files) all.push_back(job(file));
+    return all;
   }
 
   // The publish stage into whatever layout the current run has.
@@ -296,11 +304,7 @@ TEST(ChunkScheduler, NamesTheFirstRangesOfTheNextFilesToOpenUntilEveryFileIsOpen
   const RemoteFile a = f.add_file("a.safetensors", 3 * kMiB);
   const RemoteFile empty = f.add_file("empty.txt", 0);
   const RemoteFile b = f.add_file("bb.safetensors", kMiB / 2);
-  std::vector<ScheduledFile> jobs;
-  jobs.push_back(f.job(a));
-  jobs.push_back(f.job(empty));
-  jobs.push_back(f.job(b));
-  ChunkScheduler scheduler(std::move(jobs), {1, kMiB, kMiB}, f.publish(), {});  // one file open at a time
+  ChunkScheduler scheduler(f.jobs({a, empty, b}), {1, kMiB, kMiB}, f.publish(), {});  // one file open at a time
   std::vector<UpcomingRanges> upcoming = scheduler.next_files_start(1, 2);
   ASSERT_EQ(upcoming.size(), 1U) << "as many files as asked for";
   EXPECT_EQ(upcoming[0].file->path, a.path);
@@ -336,11 +340,8 @@ TEST(ChunkScheduler, CutsTheDownloadsLastBytesIntoChunksHalfAsLarge) {
   Fixture f;
   const RemoteFile a = f.add_file("a.safetensors", 4 * kMiB);
   const RemoteFile b = f.add_file("b.safetensors", 3 * kMiB);
-  std::vector<ScheduledFile> jobs;
-  jobs.push_back(f.job(a));
-  jobs.push_back(f.job(b));
   // The tail is the last 4 MiB: all of b, and a's last MiB. One file open at a time.
-  ChunkScheduler scheduler(std::move(jobs), {1, kMiB, kMiB / 4, 4 * kMiB}, f.publish(), {});
+  ChunkScheduler scheduler(f.jobs({a, b}), {1, kMiB, kMiB / 4, 4 * kMiB}, f.publish(), {});
   const std::vector<UpcomingRanges> upcoming = scheduler.next_files_start(2, 8);
   ASSERT_EQ(upcoming.size(), 2U);
   ASSERT_EQ(upcoming[0].ranges.size(), 5U) << "a: three whole chunks, then two halves";
