@@ -43,7 +43,7 @@ struct ScheduledFile {
 /// together) are cut into chunks half as large, so that the last ranges in flight end close together without
 /// being split: a range cut inside its request wastes what the server already sent, and over Xet the half it
 /// hands on waits a CAS round trip for its plan before its first byte (on the GPU server the last ranges took
-/// 120-130 ms after the first connection ran out of work, the bridge's split ones 50-70 ms). A file whose every byte is
+/// 110-140 ms after the first connection ran out of work, the bridge's split ones 50-70 ms). A file whose every byte is
 /// in is verified and, when it matches, published at once through the publish step (crash safety: a finished file never
 /// waits for the others). How many connections take work is a value it is given and that may change while it runs
 /// (set_connections). Thread-safe; one scheduler per download, shared by every connection thread.
