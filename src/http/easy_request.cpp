@@ -7,12 +7,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 #include "hfget/library.hpp"
 #include "util/printable.hpp"
@@ -22,6 +25,9 @@ namespace {
 
 constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
 constexpr long kReceiveBufferBytes = 512 * 1024;
+// How much of each answer is acknowledged as it is read (EasyRequest::acknowledge_now): its first segments,
+// at least two of loopback's 64 KiB ones.
+constexpr std::uint64_t kAcknowledgedBytes = 256 * 1024;
 
 std::string lowercase(std::string_view text) {
   std::string out(text);
@@ -38,23 +44,22 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-// Sends the ACK for what was just read now rather than up to 40 ms later. A server with Nagle's algorithm on
-// (nginx serving files with sendfile and tcp_nopush corks each answer and never sets TCP_NODELAY) holds an
-// answer's last, partial segment until the segment before it is acknowledged, and Linux delays the ACK of a
-// lone segment on a request-response connection (its "pingpong" mode) by up to 40 ms. An answer of one to two
-// segments (a xorb range of 65-130 KB on loopback, whose segments are 64 KB) then took 42 ms instead of 0.2
-// against the test CDN's nginx (docs/benchmarks.md): a shard's last chunks are such a request, at the end of
-// its last range. TCP_QUICKACK is not sticky: set after each read, it leaves pingpong mode and sends the ACK
-// still pending. One setsockopt per read; where the option does not exist, nothing.
-void acknowledge_now(CURL* handle) noexcept {
-#ifdef TCP_QUICKACK
-  curl_socket_t socket = CURL_SOCKET_BAD;
-  if (curl_easy_getinfo(handle, CURLINFO_ACTIVESOCKET, &socket) != CURLE_OK || socket == CURL_SOCKET_BAD) return;
-  const int on = 1;
-  static_cast<void>(::setsockopt(socket, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on));  // a hint: failure is harmless
-#else
-  static_cast<void>(handle);
-#endif
+// The port numbers of a connected socket, 0 where it cannot say (not connected yet, not a TCP socket).
+std::pair<long, long> ports_of(curl_socket_t socket) noexcept {
+  sockaddr_storage local{};
+  sockaddr_storage peer{};
+  socklen_t local_length = sizeof local;
+  socklen_t peer_length = sizeof peer;
+  if (::getsockname(socket, reinterpret_cast<sockaddr*>(&local), &local_length) != 0 ||
+      ::getpeername(socket, reinterpret_cast<sockaddr*>(&peer), &peer_length) != 0) {
+    return {0, 0};
+  }
+  const auto port = [](const sockaddr_storage& address) -> long {
+    if (address.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
+    if (address.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port);
+    return 0;
+  };
+  return {port(local), port(peer)};
 }
 
 // Accept-Encoding: identity was sent, so a body is usable only when every coding applied is identity.
@@ -161,11 +166,15 @@ void EasyRequest::configure_defaults() {
   set_pointer(CURLOPT_HEADERDATA, this);
   if (curl_easy_setopt(handle_.get(), CURLOPT_HEADERFUNCTION, &EasyRequest::on_header) != CURLE_OK ||
       curl_easy_setopt(handle_.get(), CURLOPT_WRITEFUNCTION, &EasyRequest::on_write) != CURLE_OK ||
-      curl_easy_setopt(handle_.get(), CURLOPT_XFERINFOFUNCTION, &EasyRequest::on_progress) != CURLE_OK) {
+      curl_easy_setopt(handle_.get(), CURLOPT_XFERINFOFUNCTION, &EasyRequest::on_progress) != CURLE_OK ||
+      curl_easy_setopt(handle_.get(), CURLOPT_SOCKOPTFUNCTION, &EasyRequest::on_socket_opened) != CURLE_OK ||
+      curl_easy_setopt(handle_.get(), CURLOPT_CLOSESOCKETFUNCTION, &EasyRequest::on_socket_closing) != CURLE_OK) {
     throw Error(ErrorCode::kInternal, "libcurl rejected a callback");
   }
   set_pointer(CURLOPT_WRITEDATA, this);
   set_pointer(CURLOPT_XFERINFODATA, this);
+  set_pointer(CURLOPT_SOCKOPTDATA, this);
+  set_pointer(CURLOPT_CLOSESOCKETDATA, this);
   set_long(CURLOPT_NOPROGRESS, 0L);
 }
 
@@ -176,6 +185,9 @@ HttpResponse EasyRequest::get(const RequestSpec& spec, BodySink& sink, std::stop
   stop_ = std::move(stop);
   sink_started_ = false;
   sink_stopped_ = false;
+  receiving_ = CURL_SOCKET_BAD;
+  receiving_looked_up_ = false;
+  body_read_ = 0;
   headers_complete_ = false;
   wrong_encoding_ = false;
   pending_error_ = nullptr;
@@ -291,7 +303,11 @@ std::size_t EasyRequest::on_header(char* data, std::size_t size, std::size_t cou
 std::size_t EasyRequest::on_write(char* data, std::size_t size, std::size_t count, void* self) noexcept {
   auto* request = static_cast<EasyRequest*>(self);
   const std::size_t length = size * count;
-  acknowledge_now(request->handle_.get());  // before this body is written and hashed: the server sends meanwhile
+  // Before this body is written and hashed: the server sends meanwhile. Only at an answer's start: a lone
+  // segment is left unacknowledged in an answer of one or two; from the third on the kernel acknowledges
+  // every second one at once, and an ACK per read of a long body would only cost a system call each.
+  if (request->body_read_ < kAcknowledgedBytes) request->acknowledge_now();
+  request->body_read_ += length;
   try {
     HttpResponse& response = *request->response_;
     long status = 0;
@@ -337,6 +353,57 @@ int EasyRequest::on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, cur
     }
   }
   return 0;
+}
+
+// Sends the ACK for what was just read now rather than up to 40 ms later. A server with Nagle's algorithm on
+// (nginx serving files with sendfile and tcp_nopush corks each answer and never sets TCP_NODELAY) holds an
+// answer's last, partial segment until the segment before it is acknowledged, and Linux delays the ACK of a
+// lone segment on a request-response connection (its "pingpong" mode) by up to 40 ms. An answer of one to two
+// segments (a xorb range of 65-130 KB on loopback, whose segments are 64 KB) then took 42 ms instead of 0.2
+// against the test CDN's nginx (docs/benchmarks.md): a shard's last chunks are such a request, at the end of
+// its last range. TCP_QUICKACK is not sticky: set after each read, it leaves pingpong mode and sends the ACK
+// still pending: one setsockopt per read, of an answer's first reads only (on_write); where the option does
+// not exist, nothing. libcurl does not say which socket a transfer reads from while it runs
+// (CURLINFO_ACTIVESOCKET names it only once it is done), so it is found among the handle's sockets by the
+// connection's two ports, once per request.
+void EasyRequest::acknowledge_now() noexcept {
+#ifdef TCP_QUICKACK
+  if (!receiving_looked_up_) {
+    receiving_looked_up_ = true;
+    long local_port = 0;
+    long peer_port = 0;
+    if (curl_easy_getinfo(handle_.get(), CURLINFO_LOCAL_PORT, &local_port) != CURLE_OK ||
+        curl_easy_getinfo(handle_.get(), CURLINFO_PRIMARY_PORT, &peer_port) != CURLE_OK || local_port <= 0) {
+      return;
+    }
+    for (OpenSocket& open : sockets_) {
+      if (open.local_port == 0) std::tie(open.local_port, open.peer_port) = ports_of(open.socket);
+      if (open.local_port == local_port && open.peer_port == peer_port) {
+        receiving_ = open.socket;
+        break;
+      }
+    }
+  }
+  if (receiving_ == CURL_SOCKET_BAD) return;
+  const int on = 1;
+  static_cast<void>(::setsockopt(receiving_, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on));  // a hint: may fail
+#endif
+}
+
+int EasyRequest::on_socket_opened(void* self, curl_socket_t socket, curlsocktype purpose) noexcept {
+  if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKOPT_OK;
+  try {
+    static_cast<EasyRequest*>(self)->sockets_.push_back({socket});
+  } catch (...) {  // out of memory: the socket is only not acknowledged early
+  }
+  return CURL_SOCKOPT_OK;
+}
+
+int EasyRequest::on_socket_closing(void* self, curl_socket_t socket) noexcept {
+  auto* request = static_cast<EasyRequest*>(self);
+  std::erase_if(request->sockets_, [socket](const OpenSocket& open) { return open.socket == socket; });
+  if (request->receiving_ == socket) request->receiving_ = CURL_SOCKET_BAD;
+  return ::close(socket) == 0 ? 0 : 1;
 }
 
 }  // namespace hfget::http

@@ -10,6 +10,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "http/curl_handles.hpp"
 #include "http/transport.hpp"
@@ -39,6 +40,10 @@ class EasyRequest final : public Transport {
   static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* self) noexcept;
   static std::size_t on_write(char* data, std::size_t size, std::size_t count, void* self) noexcept;
   static int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) noexcept;
+  static int on_socket_opened(void* self, curl_socket_t socket, curlsocktype purpose) noexcept;
+  static int on_socket_closing(void* self, curl_socket_t socket) noexcept;
+  // Acknowledges what the request in flight has read so far at once (easy_request.cpp says why).
+  void acknowledge_now() noexcept;
 
   void configure_defaults();
   // After curl_easy_perform: the status, the redirect target, and what failed (in words fit for a message).
@@ -50,6 +55,18 @@ class EasyRequest final : public Transport {
   void set_pointer(CURLoption option, void* value);
 
   TransportSettings settings_;
+  // The sockets libcurl has open for this handle's connections (kept by on_socket_opened and
+  // on_socket_closing), each with its port numbers once connected; and the one the request in flight reads
+  // from, once looked up. Declared before handle_: curl_easy_cleanup closes them through the callback.
+  struct OpenSocket {
+    curl_socket_t socket = CURL_SOCKET_BAD;
+    long local_port = 0;
+    long peer_port = 0;
+  };
+  std::vector<OpenSocket> sockets_;
+  curl_socket_t receiving_ = CURL_SOCKET_BAD;
+  bool receiving_looked_up_ = false;
+  std::uint64_t body_read_ = 0;  // bytes of the answer's bodies read so far (error bodies too)
   EasyHandle handle_;
   // libcurl's detailed words for the last failure ("Failed to connect to <proxy> port N", "CONNECT tunnel
   // failed, response 403"): curl_easy_strerror() alone would not name the host that failed.
