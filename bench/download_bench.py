@@ -202,6 +202,8 @@ def write_trace(trace_dir: Path, name: str, hub: harness.Hub, measured: Measured
 
 # --server-cpus: the servers run on these CPUs and the tool under test on the others (None: no pinning).
 SERVER_CPUS: set[int] | None = None
+# --emulator-cpus: the Hub emulator (its CAS too) on these instead, apart from nginx (None: with nginx).
+EMULATOR_CPUS: set[int] | None = None
 
 
 def parse_cpu_list(text: str) -> set[int]:
@@ -217,34 +219,42 @@ def parse_cpu_list(text: str) -> set[int]:
 
 
 def client_cpus() -> set[int] | None:
-    return os.sched_getaffinity(0) - SERVER_CPUS if SERVER_CPUS else None
+    return os.sched_getaffinity(0) - SERVER_CPUS - (EMULATOR_CPUS or set()) if SERVER_CPUS else None
 
 
 def cpu_split() -> str:
     """For the report's first line: which CPUs the servers and the tools ran on, when they were split."""
     cpus = client_cpus()
-    return f" (servers on CPUs {sorted(SERVER_CPUS)}, each tool on {sorted(cpus)})" if cpus else ""
+    if not cpus:
+        return ""
+    if EMULATOR_CPUS:
+        return (f" (nginx on CPUs {sorted(SERVER_CPUS)}, the Hub emulator on {sorted(EMULATOR_CPUS)}, each tool on "
+                f"{sorted(cpus)})")
+    return f" (servers on CPUs {sorted(SERVER_CPUS)}, each tool on {sorted(cpus)})"
 
 
 def pin_servers(hub: harness.Hub) -> None:
     """Every thread of the Hub's emulator and nginx onto SERVER_CPUS (threads started later inherit it)."""
     if not SERVER_CPUS:
         return
-    for group in server_groups(hub):
+    for group, cpus in server_groups(hub).items():
         for pid in descendants(group):
             try:
                 for thread in os.listdir(f"/proc/{pid}/task"):
-                    os.sched_setaffinity(int(thread), SERVER_CPUS)
+                    os.sched_setaffinity(int(thread), cpus)
             except (OSError, ValueError):
                 pass   # a thread or process that ended meanwhile
 
 
-def server_groups(hub: harness.Hub) -> set[int]:
-    """The process groups of the Hub's emulator and nginx (each was started in its own session)."""
-    groups = set()
-    for server in (getattr(hub, "_emulator", None), getattr(getattr(hub, "_nginx", None), "_process", None)):
-        if server is not None:
-            groups.add(server.pid)
+def server_groups(hub: harness.Hub) -> dict[int, set[int]]:
+    """The process groups of the Hub's emulator and nginx (each was started in its own session), each with the
+    CPUs it runs on."""
+    groups = {}
+    emulator, nginx = getattr(hub, "_emulator", None), getattr(getattr(hub, "_nginx", None), "_process", None)
+    if emulator is not None:
+        groups[emulator.pid] = EMULATOR_CPUS or SERVER_CPUS
+    if nginx is not None:
+        groups[nginx.pid] = SERVER_CPUS
     return groups
 
 
@@ -581,7 +591,7 @@ class Bench:
                   + (f" (waited {waited:.0f}s for an idle machine)" if waited >= 3 else ""), file=sys.stderr, flush=True)
             try:
                 measured = run_measured(argv, env=env, timeout=self.timeout, log_dir=self.logs, name=name,
-                                        servers=server_groups(hub))
+                                        servers=set(server_groups(hub)))
             except Timeout as timeout:
                 result.note = str(timeout).splitlines()[0]
                 return result
@@ -742,7 +752,7 @@ class Bench:
             held = bytes_on_disk(target)
             hub.reset_logs()   # waits for nginx to log the killed connections first
             measured = run_measured(self.hfget_argv(target), env=env, timeout=self.timeout, log_dir=self.logs,
-                                    name="resume-rerun", servers=server_groups(hub))
+                                    name="resume-rerun", servers=set(server_groups(hub)))
             events = parse_json_lines(measured.stderr)
             # What the re-run kept: the files already complete (the `start` event's bytes_done) plus the
             # partial files' resumed_bytes (their file_started events).
@@ -1015,6 +1025,10 @@ def main() -> int:
     parser.add_argument("--server-cpus", metavar="LIST",
                         help="run nginx and the Hub emulator on these CPUs (e.g. 0-3) and each tool on the others, "
                              "as when the servers are other machines (default: all share every CPU)")
+    parser.add_argument("--emulator-cpus", metavar="LIST",
+                        help="with --server-cpus: the Hub emulator (and its Xet CAS) on these CPUs instead, apart "
+                             "from nginx, as the Hub and its CAS are other machines than the CDN's; the tools run "
+                             "on the CPUs neither list names")
     parser.add_argument("--kill-at", type=float, default=0.5, help="fraction of bytes on disk at the kill -9")
     parser.add_argument("--no-extras", action="store_true", help="skip hfget's no-op re-run and resume test")
     parser.add_argument("--json-out", help="also write the results as JSON here")
@@ -1040,8 +1054,15 @@ def main() -> int:
         speeds = [r.strip() for r in args.max_speed_rates.split(",") if r.strip()]
         [parse_rate(r) for r in speeds]
         sweep = [int(n) for n in args.connection_sweep.split(",") if n.strip()]
-        global SERVER_CPUS
+        global SERVER_CPUS, EMULATOR_CPUS
         SERVER_CPUS = parse_cpu_list(args.server_cpus) if args.server_cpus else None
+        if args.emulator_cpus:
+            if not SERVER_CPUS:
+                raise ValueError("--emulator-cpus needs --server-cpus (nginx's CPUs)")
+            EMULATOR_CPUS = parse_cpu_list(args.emulator_cpus)
+            if EMULATOR_CPUS & SERVER_CPUS or not client_cpus():
+                raise ValueError(f"--emulator-cpus {args.emulator_cpus}: must not overlap --server-cpus and must "
+                                 "leave CPUs for the tools")
     except ValueError as error:
         parser.error(str(error))
     scenarios = []

@@ -172,7 +172,7 @@ def main() -> int:
                     hub.reset_logs()
                     argv, env = command(tool, args, hub, target, home, rev2)
                     second = db.run_measured(argv, env=env, timeout=600, log_dir=run_dir, name="rev2",
-                                             servers=db.server_groups(hub))
+                                             servers=set(db.server_groups(hub)))
                     xorbs, bridge = wire(hub)
                     problems = db.check_download(target, expected) if first.code == second.code == 0 else [
                         f"exit {first.code}/{second.code}: {second.stderr.strip().splitlines()[-1:]}"]
