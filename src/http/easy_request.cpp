@@ -13,6 +13,7 @@
 #include <cctype>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -44,6 +45,7 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+#ifdef TCP_QUICKACK
 // The port numbers of a connected socket, 0 where it cannot say (not connected yet, not a TCP socket).
 std::pair<long, long> ports_of(curl_socket_t socket) noexcept {
   sockaddr_storage local{};
@@ -55,12 +57,21 @@ std::pair<long, long> ports_of(curl_socket_t socket) noexcept {
     return {0, 0};
   }
   const auto port = [](const sockaddr_storage& address) -> long {
-    if (address.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
-    if (address.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port);
+    if (address.ss_family == AF_INET) {
+      sockaddr_in v4{};
+      std::memcpy(&v4, &address, sizeof v4);
+      return ntohs(v4.sin_port);
+    }
+    if (address.ss_family == AF_INET6) {
+      sockaddr_in6 v6{};
+      std::memcpy(&v6, &address, sizeof v6);
+      return ntohs(v6.sin6_port);
+    }
     return 0;
   };
   return {port(local), port(peer)};
 }
+#endif
 
 // Accept-Encoding: identity was sent, so a body is usable only when every coding applied is identity.
 bool only_identity(std::string_view content_encoding) {
