@@ -15,14 +15,14 @@ constexpr std::uint64_t kBatchBytes = 10ULL << 30;  // the spec's advice, as the
 }  // namespace
 
 void estimate_copies(std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
-                     const store::Layout& layout, const http::TransportFactory& make_transport, ProgressSink& progress,
-                     std::stop_token stop) {
+                     const store::Layout& layout, http::Transport& hub_transport,
+                     const http::TransportFactory& make_transport, ProgressSink& progress, std::stop_token stop) {
   if (!options.xet || !options.reuse_chunks || options.force_download) return;
   LocalChunks local;
   local.add_from_target(layout, plan);
   if (local.empty()) return;
   XetSettings settings;
-  settings.tokens = open_xet_tokens(plan, options, commit, make_transport, stop);
+  settings.tokens = open_xet_tokens(plan, options, commit, hub_transport, stop);
   if (settings.tokens == nullptr) return;
   settings.max_attempts = std::min(options.hub.max_attempts, 3);
   XetShared shared;

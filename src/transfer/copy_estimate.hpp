@@ -19,7 +19,7 @@ namespace hfget::transfer {
 /// Sets PlannedFile::bytes_to_copy for each file still to fetch over Xet. Best effort: a file whose
 /// reconstruction cannot be had (no token, the CAS down) keeps 0, and the plan says nothing is copied.
 void estimate_copies(std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
-                     const store::Layout& layout, const http::TransportFactory& make_transport, ProgressSink& progress,
-                     std::stop_token stop);
+                     const store::Layout& layout, http::Transport& hub_transport,
+                     const http::TransportFactory& make_transport, ProgressSink& progress, std::stop_token stop);
 
 }  // namespace hfget::transfer

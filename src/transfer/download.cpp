@@ -407,7 +407,8 @@ DownloadReport transfer::download_through(const DownloadOptions& options, Progre
   const DownloadPlanSummary summary = count_plan(report, *layout);
   report.free_bytes = store::free_bytes(target.root());
   if (options.dry_run) {
-    transfer::estimate_copies(report.files, options, listed.snapshot.commit, *layout, make_transport, progress, stop);
+    transfer::estimate_copies(report.files, options, listed.snapshot.commit, *layout, *hub_transport, make_transport,
+                              progress, stop);
     return report;
   }
   prepare_target(listed, report, *layout, options);
@@ -418,7 +419,7 @@ DownloadReport transfer::download_through(const DownloadOptions& options, Progre
   const transfer::PublishStep publish = transfer::publish_into(*layout);
   const transfer::FetchResults fetched =
       transfer::fetch_all(report.files, options, listed.snapshot.commit, report.bytes_to_fetch, *layout, publish,
-                          make_transport, progress, stop);
+                          *hub_transport, make_transport, progress, stop);
   take_fetch_results(fetched, report, started);
   verify_download(listed, *layout, options, report, started, stop);
   return report;

@@ -181,8 +181,8 @@ FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettin
 
 FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
                        std::uint64_t bytes_to_fetch, store::Layout& layout, const PublishStep& publish,
-                       const http::TransportFactory& make_transport, ProgressSink& progress,
-                       std::stop_token outer_stop) {
+                       http::Transport& hub_transport, const http::TransportFactory& make_transport,
+                       ProgressSink& progress, std::stop_token outer_stop) {
   const HubConnection& hub = options.hub;
   // --max-speed: one limiter shared by every connection; without it, none at all (no cost per byte).
   std::optional<RateLimiter> rate_limiter;
@@ -196,7 +196,7 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
                               hub.retry_max_time,
                               nullptr,
                               rate_limiter ? &*rate_limiter : nullptr};
-  XetSettings xet{open_xet_tokens(plan, options, commit, make_transport, outer_stop),
+  XetSettings xet{open_xet_tokens(plan, options, commit, hub_transport, outer_stop),
                   hub.max_attempts,
                   hub.retry_base_delay,
                   hub.retry_max_time,
@@ -247,8 +247,12 @@ FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptio
     const ReconstructionPrefetch::Takes takes = source.plan_takes();
     spdlog::debug(
         "Xet: {} reconstructions asked, {} of them ahead of their ranges and used; ranges found their plan ready {}, "
-        "being asked {}, queued {}, not asked {}",
-        source.shared().plans_asked.load(), takes.used, takes.ready, takes.waited, takes.queued, takes.missing);
+        "being asked {}, queued {}, not asked {}; connections waited {:.0f} ms for plans being asked, {:.0f} ms "
+        "asking {} plans themselves for their first range and {:.0f} ms asking {} for others",
+        source.shared().plans_asked.load(), takes.used, takes.ready, takes.waited, takes.queued, takes.missing,
+        static_cast<double>(takes.waited_ns) / 1e6, static_cast<double>(source.shared().first_ask_ns.load()) / 1e6,
+        source.shared().first_asks.load(), static_cast<double>(source.shared().later_ask_ns.load()) / 1e6,
+        source.shared().later_asks.load());
   }
   results.connection_times = clock.seconds();
   return results;

@@ -60,7 +60,7 @@ FetchResults fetch_files(const std::vector<PlannedFile>& plan, const FetchSettin
 /// the engine).
 FetchResults fetch_all(const std::vector<PlannedFile>& plan, const DownloadOptions& options, const std::string& commit,
                        std::uint64_t bytes_to_fetch, store::Layout& layout, const PublishStep& publish,
-                       const http::TransportFactory& make_transport, ProgressSink& progress,
-                       std::stop_token outer_stop);
+                       http::Transport& hub_transport, const http::TransportFactory& make_transport,
+                       ProgressSink& progress, std::stop_token outer_stop);
 
 }  // namespace hfget::transfer

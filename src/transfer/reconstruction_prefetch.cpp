@@ -2,6 +2,7 @@
 #include "transfer/reconstruction_prefetch.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <system_error>
 #include <utility>
 
@@ -20,7 +21,8 @@ void ReconstructionPrefetch::start_asker() {
 
 ReconstructionPrefetch::~ReconstructionPrefetch() {
   for (std::jthread& asker : askers_) asker.request_stop();
-  changed_.notify_all();
+  queued_.notify_all();
+  answered_.notify_all();
   for (std::jthread& asker : askers_) {
     if (asker.joinable()) asker.join();
   }
@@ -35,35 +37,48 @@ std::deque<ReconstructionPrefetch::Entry>::iterator ReconstructionPrefetch::find
 }
 
 void ReconstructionPrefetch::ask_ahead(const std::string& xet_hash, std::uint64_t first, std::uint64_t last) {
+  const Wanted wanted[] = {{xet_hash, first, last}};
+  ask_ahead(wanted);
+}
+
+void ReconstructionPrefetch::ask_ahead(std::span<const Wanted> ranges) {
+  std::size_t added = 0;
   {
     const std::lock_guard lock(mutex_);
-    if (find(xet_hash, first, last) != entries_.end()) return;
-    // Full: the oldest plan not being asked is forgotten (a range no connection took as it was cut).
-    if (entries_.size() >= kMaxPlans) {
-      const auto oldest = std::find_if(entries_.begin(), entries_.end(),
-                                       [](const Entry& entry) { return entry.state != Entry::State::kAsking; });
-      if (oldest == entries_.end()) return;
-      entries_.erase(oldest);
+    for (const Wanted& range : ranges) {
+      if (find(range.xet_hash, range.first, range.last) != entries_.end()) continue;
+      // Full: the oldest plan not being asked is forgotten (a range no connection took as it was cut).
+      if (entries_.size() >= kMaxPlans) {
+        const auto oldest = std::find_if(entries_.begin(), entries_.end(),
+                                         [](const Entry& entry) { return entry.state != Entry::State::kAsking; });
+        if (oldest == entries_.end()) break;
+        entries_.erase(oldest);
+      }
+      Entry& entry = entries_.emplace_back();
+      entry.xet_hash = range.xet_hash;
+      entry.first = range.first;
+      entry.last = range.last;
+      entry.id = next_id_++;
+      ++added;
     }
-    Entry& entry = entries_.emplace_back();
-    entry.xet_hash = xet_hash;
-    entry.first = first;
-    entry.last = last;
-    entry.id = next_id_++;
+    if (added == 0) return;
     // More plans waiting than askers free to ask them: the CAS is further away than the askers so far can
     // cover, and the queued plans would come after the connections that need them.
     const auto count = [this](Entry::State state) {
       return static_cast<std::size_t>(
           std::count_if(entries_.begin(), entries_.end(), [state](const Entry& e) { return e.state == state; }));
     };
-    if (askers_.size() < max_askers_ && count(Entry::State::kQueued) > askers_.size() - count(Entry::State::kAsking)) {
+    const std::size_t queued = count(Entry::State::kQueued);
+    const std::size_t asking = count(Entry::State::kAsking);
+    while (askers_.size() < max_askers_ && queued > askers_.size() - asking) {
       try {
         start_asker();
       } catch (const std::system_error&) {  // no thread to be had: the askers there are go on
+        break;
       }
     }
   }
-  changed_.notify_all();
+  for (std::size_t i = 0; i < added; ++i) queued_.notify_one();  // an asker per plan, not all of them
 }
 
 bool ReconstructionPrefetch::asked_from(const std::string& xet_hash, std::uint64_t first) const {
@@ -86,10 +101,13 @@ std::optional<xet::Reconstruction> ReconstructionPrefetch::take(const std::strin
      : entry->state == Entry::State::kAsking ? takes_.waited
                                              : takes_.queued);
   // Being asked: the answer is at most the round trip away that asking it again would cost.
-  changed_.wait(lock, stop, [&] {
+  const auto waiting_since = std::chrono::steady_clock::now();
+  answered_.wait(lock, stop, [&] {
     entry = std::find_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; });
     return entry == entries_.end() || entry->state != Entry::State::kAsking;
   });
+  takes_.waited_ns += static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - waiting_since).count());
   if (entry == entries_.end() || entry->state == Entry::State::kAsking) return std::nullopt;
   std::optional<xet::Reconstruction> plan;
   if (entry->state == Entry::State::kReady) {
@@ -114,7 +132,7 @@ void ReconstructionPrefetch::run(const std::stop_token& stop) {
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {
     auto queued = entries_.end();
-    changed_.wait(lock, stop, [&] {
+    queued_.wait(lock, stop, [&] {
       queued = std::find_if(entries_.begin(), entries_.end(),
                             [](const Entry& entry) { return entry.state == Entry::State::kQueued; });
       return queued != entries_.end();
@@ -139,7 +157,7 @@ void ReconstructionPrefetch::run(const std::stop_token& stop) {
       asked->state = plan ? Entry::State::kReady : Entry::State::kFailed;
       asked->plan = std::move(plan);
     }
-    changed_.notify_all();
+    answered_.notify_all();
   }
   // An asker leaves the loop only between asks: each plan it took to ask has been marked ready or failed, so
   // no take() waits for one that will not come.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -55,6 +56,13 @@ class ReconstructionPrefetch {
 
   /// Queues bytes [first, last] of the file, unless that range is already known.
   void ask_ahead(const std::string& xet_hash, std::uint64_t first, std::uint64_t last);
+  /// The same for several ranges under one lock: a connection names a dozen with each range it starts.
+  struct Wanted {
+    std::string xet_hash;
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+  };
+  void ask_ahead(std::span<const Wanted> ranges);
   /// Whether a plan of the file starting at byte `first` is queued, being asked or ready: the range before it
   /// then keeps its end, so that the range the scheduler cuts there is the one planned.
   bool asked_from(const std::string& xet_hash, std::uint64_t first) const;
@@ -71,6 +79,7 @@ class ReconstructionPrefetch {
     std::size_t queued = 0;
     std::size_t missing = 0;
     std::size_t used = 0;
+    std::uint64_t waited_ns = 0;  // spent waiting for plans being asked
   };
   Takes takes() const;
 
@@ -88,8 +97,12 @@ class ReconstructionPrefetch {
   void start_asker();  // under mutex_, or before any asker runs
 
   mutable std::mutex mutex_;
-  std::condition_variable_any changed_;
-  std::deque<Entry> entries_;  // oldest first
+  // Two conditions, so that a plan queued wakes one asker and a plan answered wakes only the connections
+  // waiting for one. With a single one, each plan queued (several per range) woke every asker and every
+  // waiting connection, all to take the lock in turn, and a connection taking a ready plan queued behind them.
+  std::condition_variable_any queued_;    // an entry became kQueued: askers wait on it
+  std::condition_variable_any answered_;  // an entry left kAsking: take() waits on it
+  std::deque<Entry> entries_;             // oldest first
   std::uint64_t next_id_ = 0;
   Takes takes_;
   const std::function<Ask(std::stop_token)> make_ask_;

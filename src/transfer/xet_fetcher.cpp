@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -151,8 +152,9 @@ void XetFetcher::ask_ahead(RangeTask& task, const std::string& xet_hash) {
   // the scheduler will cut it, and the one before keeps its end (fetch_once), fetching the chunk that
   // straddles it a second time. A plan already asked is not asked again: in a steady download each range
   // asks one new plan.
-  const auto ask = [this](const std::string& hash, store::ByteRange range) {
-    shared_.prefetch->ask_ahead(hash, range.begin, span_end(range.begin, range.end) - 1);
+  std::vector<ReconstructionPrefetch::Wanted> wanted;  // asked in one go: one lock, not one per range
+  const auto ask = [&wanted](const std::string& hash, store::ByteRange range) {
+    wanted.push_back({hash, range.begin, span_end(range.begin, range.end) - 1});
   };
   const std::size_t depth = std::min(task.extension->takers_per_file(), kLookahead);
   store::ByteRange next = task.extension->queued_from(task, task.end);
@@ -169,6 +171,7 @@ void XetFetcher::ask_ahead(RangeTask& task, const std::string& xet_hash) {
     if (!upcoming.file->xet_hash) continue;
     for (const store::ByteRange& range : upcoming.ranges) ask(*upcoming.file->xet_hash, range);
   }
+  shared_.prefetch->ask_ahead(wanted);
 }
 
 std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const std::string& xet_hash) {
@@ -184,8 +187,15 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_once(RangeTask& task, const
     } else {
       spdlog::debug("{}: no plan asked ahead for bytes {}-{}; asking the CAS", task.file->remote().path, first,
                     end - 1);
-      if (std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan)) return failure;
+      const auto asked_at = std::chrono::steady_clock::now();
+      std::optional<Failure> failure = ask_reconstruction(xet_hash, first, end - 1, plan);
+      const auto spent = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - asked_at).count());
+      ++(planned_once_ ? shared_.later_asks : shared_.first_asks);
+      (planned_once_ ? shared_.later_ask_ns : shared_.first_ask_ns) += spent;
+      if (failure) return failure;
     }
+    planned_once_ = true;
   }
   // What a range of the file can decode to: more than the rest of the file is a CAS that ignored the Range
   // (or serves another file), whose bytes would land at the wrong offsets.

@@ -68,6 +68,7 @@ class XetFetcher final : public SourceConnection {
   std::vector<std::byte> batch_;
   std::vector<std::byte> copy_buffer_;  // one chunk read from a local file (allocated at the first copy)
   std::uint64_t bytes_copied_ = 0;      // by this connection from local files: progress that is not the CAS's
+  bool planned_once_ = false;           // this connection has had a plan: its next ones could be asked ahead
   bool replan_ = false;                 // fetch_terms stopped early: the range was split, its new end needs a new plan
 };
 

@@ -20,7 +20,7 @@ struct TokenRequester {
   HubConnection hub;
   RepoId repo;
   std::string commit;
-  std::unique_ptr<http::Transport> transport;
+  http::Transport* transport;
   std::stop_token stop;
 
   hub::XetAccess operator()() const {
@@ -72,7 +72,7 @@ void SourcedFile::on_start_over() {
 }
 
 std::shared_ptr<hub::XetTokens> open_xet_tokens(const std::vector<PlannedFile>& plan, const DownloadOptions& options,
-                                                const std::string& commit, const TransportFactory& make_transport,
+                                                const std::string& commit, http::Transport& hub_transport,
                                                 std::stop_token stop) {
   if (!options.xet) return nullptr;
   const bool any = std::any_of(plan.begin(), plan.end(), [](const PlannedFile& planned) {
@@ -80,7 +80,7 @@ std::shared_ptr<hub::XetTokens> open_xet_tokens(const std::vector<PlannedFile>& 
   });
   if (!any) return nullptr;
   auto requester =
-      std::make_shared<TokenRequester>(TokenRequester{options.hub, options.repo, commit, make_transport(), stop});
+      std::make_shared<TokenRequester>(TokenRequester{options.hub, options.repo, commit, &hub_transport, stop});
   requester->hub.max_attempts = std::min(requester->hub.max_attempts, kTokenAttempts);
   auto tokens = std::make_shared<hub::XetTokens>([requester] { return (*requester)(); });
   try {

@@ -89,15 +89,24 @@ struct XetShared {
   std::atomic<int> files_failed_in_a_row{0};    // files whose Xet retries ran out, none served since
   std::atomic<bool> xet_off{false};             // too many of them: the rest of the download takes the bridge
   std::atomic<std::uint64_t> plans_asked{0};    // reconstructions asked of the CAS, ahead of time or not
-  ReconstructionPrefetch* prefetch = nullptr;   // the next ranges' plans, asked ahead (nullptr: none)
+  // Plans a connection asked for itself (none was ready ahead), and the time they took: for its first range
+  // (nothing can be asked before it) and for the others.
+  std::atomic<std::uint64_t> first_asks{0};
+  std::atomic<std::uint64_t> first_ask_ns{0};
+  std::atomic<std::uint64_t> later_asks{0};
+  std::atomic<std::uint64_t> later_ask_ns{0};
+  ReconstructionPrefetch* prefetch = nullptr;  // the next ranges' plans, asked ahead (nullptr: none)
 };
 
 /// The download's Xet read token, fetched now to learn whether Xet can be used: nullptr when Xet is off
 /// (options.xet false), when no file still to fetch is stored in Xet, or when the Hub gives no usable token
 /// (an endpoint or mirror without Xet, a token endpoint that is down) — said once in the log; the download then
-/// goes over the bridge. Refreshes later go through a transport of its own, made by `make_transport`.
+/// goes over the bridge. Asked, and renewed later, over `hub_transport`: the one the listing used, idle once
+/// the listing is done, and still connected to the Hub. A transport of its own would open a new connection
+/// (a TCP and a TLS handshake) between the listing and the first plan, which every Xet range waits behind.
+/// It must outlive the tokens, and nothing else may use it meanwhile.
 std::shared_ptr<hub::XetTokens> open_xet_tokens(const std::vector<PlannedFile>& plan, const DownloadOptions& options,
-                                                const std::string& commit, const TransportFactory& make_transport,
+                                                const std::string& commit, http::Transport& hub_transport,
                                                 std::stop_token stop);
 
 class XetSource final : public ByteSource {

@@ -135,6 +135,18 @@ class XetDownloadTest(HfgetTestCase):
         self.assertEqual(plain.code, 0, plain.stderr[-3000:])
         self.assertIn("over Xet:", plain.stderr)
 
+    def test_the_read_token_is_asked_over_the_listings_connection(self):
+        # A connection of its own would cost a TCP (and on the Hub a TLS) handshake between the listing and the
+        # first plan, which every Xet range waits behind.
+        result, target = self.download()
+        self.assertAllFilesArrived(result, target)
+        hub = self.hub.hub_requests()
+        tree = [r for r in hub if "/tree/" in r["path"]]
+        token = [r for r in hub if "/xet-read-token/" in r["path"]]
+        self.assertTrue(tree, hub)
+        self.assertEqual(len(token), 1, token)
+        self.assertEqual(token[0]["client_port"], tree[-1]["client_port"], (tree, token))
+
     def test_verbose_counts_the_reconstructions_the_cas_was_asked(self):
         result, target = self.download("-v", "--connections", "4")
         self.assertAllFilesArrived(result, target)

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <thread>
+#include <vector>
 
 namespace hfget::transfer {
 namespace {
@@ -110,6 +111,28 @@ TEST(ReconstructionPrefetch, SeveralPlansAreAskedAtOnceOneAskerEach) {
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(cas.asked, 3) << "the range its connection took back is not asked";
   EXPECT_EQ(prefetch.takes().used, 3U);
+}
+
+TEST(ReconstructionPrefetch, RangesAskedTogetherAreQueuedOnceEachAndWakeAnAskerEach) {
+  FakeAsker cas;  // the gate stays shut: every ask hangs until it opens
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 3, 3);
+  prefetch.ask_ahead("a", 0, 99);
+  ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
+  const std::vector<ReconstructionPrefetch::Wanted> wanted = {
+      {"a", 0, 99}, {"a", 100, 199}, {"b", 0, 99}, {"a", 100, 199}, {"a", 200, 299}};
+  prefetch.ask_ahead(wanted);
+  ASSERT_TRUE(eventually([&] { return cas.asked == 3; })) << "each asker woken for a plan of its own";
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(cas.asked, 3) << "three askers: the fourth plan waits for one";
+  cas.gate.set_value();
+  ASSERT_TRUE(eventually([&] { return cas.asked == 4; })) << "known ranges are not asked twice";
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(cas.asked, 4);
+  for (const ReconstructionPrefetch::Wanted& range :
+       std::vector<ReconstructionPrefetch::Wanted>{{"a", 0, 99}, {"a", 100, 199}, {"b", 0, 99}, {"a", 200, 299}}) {
+    EXPECT_TRUE(prefetch.take(range.xet_hash, range.first, range.last, {}).has_value())
+        << range.xet_hash << " " << range.first;
+  }
 }
 
 TEST(ReconstructionPrefetch, MoreAskersStartWhilePlansQueueBehindBusyOnesUpToTheMost) {
