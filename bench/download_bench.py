@@ -234,7 +234,8 @@ def cpu_split() -> str:
 
 
 def pin_servers(hub: harness.Hub) -> None:
-    """Every thread of the Hub's emulator and nginx onto SERVER_CPUS (threads started later inherit it)."""
+    """Every thread of the Hub's emulator and of nginx onto its group's CPUs (server_groups: SERVER_CPUS, or
+    EMULATOR_CPUS for the emulator when --emulator-cpus set them apart); threads started later inherit them."""
     if not SERVER_CPUS:
         return
     for group, cpus in server_groups(hub).items():
