@@ -11,17 +11,19 @@ namespace hfget::transfer {
 ReconstructionPrefetch::ReconstructionPrefetch(std::function<Ask(std::stop_token)> make_ask, std::size_t min_askers,
                                                std::size_t max_askers)
     : make_ask_(std::move(make_ask)), max_askers_(std::max<std::size_t>({max_askers, min_askers, 1})) {
-  askers_.reserve(max_askers_);  // never moved once started: the destructor's loops need no lock
+  askers_.reserve(max_askers_);
   for (std::size_t i = 0; i < std::max<std::size_t>(min_askers, 1); ++i) start_asker();
 }
 
-void ReconstructionPrefetch::start_asker() {
+void ReconstructionPrefetch::start_asker() {  // under askers_mutex_, or before any asker runs
   askers_.emplace_back([this](std::stop_token stop) { run(stop); });
+  asker_count_ = askers_.size();
 }
 
 ReconstructionPrefetch::~ReconstructionPrefetch() {
+  const std::lock_guard lock(askers_mutex_);  // no ask_ahead() runs by now; this only keeps the rule simple
   for (std::jthread& asker : askers_) asker.request_stop();
-  queued_.notify_all();
+  queued_.release(static_cast<std::ptrdiff_t>(askers_.size()));
   answered_.notify_all();
   for (std::jthread& asker : askers_) {
     if (asker.joinable()) asker.join();
@@ -43,6 +45,7 @@ void ReconstructionPrefetch::ask_ahead(const std::string& xet_hash, std::uint64_
 
 void ReconstructionPrefetch::ask_ahead(std::span<const Wanted> ranges) {
   std::size_t added = 0;
+  std::size_t askers_wanted = 0;
   {
     const std::lock_guard lock(mutex_);
     for (const Wanted& range : ranges) {
@@ -68,17 +71,21 @@ void ReconstructionPrefetch::ask_ahead(std::span<const Wanted> ranges) {
       return static_cast<std::size_t>(
           std::count_if(entries_.begin(), entries_.end(), [state](const Entry& e) { return e.state == state; }));
     };
-    const std::size_t queued = count(Entry::State::kQueued);
-    const std::size_t asking = count(Entry::State::kAsking);
-    while (askers_.size() < max_askers_ && queued > askers_.size() - asking) {
-      try {
-        start_asker();
-      } catch (const std::system_error&) {  // no thread to be had: the askers there are go on
-        break;
-      }
+    askers_wanted = count(Entry::State::kQueued) + count(Entry::State::kAsking);
+  }
+  queued_.release(static_cast<std::ptrdiff_t>(added));
+  // Started outside mutex_: a thread's start (its stack mapped, under the process's memory-map lock, which
+  // every page fault of the download also takes) would hold up every connection's take() and ask_ahead().
+  askers_wanted = std::min(askers_wanted, max_askers_);
+  if (asker_count_ >= askers_wanted) return;  // the steady state: no lock
+  const std::lock_guard lock(askers_mutex_);
+  while (askers_.size() < askers_wanted) {
+    try {
+      start_asker();
+    } catch (const std::system_error&) {  // no thread to be had: the askers there are go on
+      break;
     }
   }
-  for (std::size_t i = 0; i < added; ++i) queued_.notify_one();  // an asker per plan, not all of them
 }
 
 bool ReconstructionPrefetch::asked_from(const std::string& xet_hash, std::uint64_t first) const {
@@ -129,15 +136,17 @@ void ReconstructionPrefetch::run(const std::stop_token& stop) {
     ask = make_ask_(stop);  // a transport of its own: curl_easy_init can fail, and an exception here would end
   } catch (...) {           // the process (std::terminate); without it the connections ask for themselves
   }
-  std::unique_lock lock(mutex_);
+  std::unique_lock lock(mutex_, std::defer_lock);
   while (!stop.stop_requested()) {
-    auto queued = entries_.end();
-    queued_.wait(lock, stop, [&] {
-      queued = std::find_if(entries_.begin(), entries_.end(),
-                            [](const Entry& entry) { return entry.state == Entry::State::kQueued; });
-      return queued != entries_.end();
-    });
-    if (stop.stop_requested() || queued == entries_.end()) break;
+    queued_.acquire();
+    if (stop.stop_requested()) break;
+    lock.lock();
+    const auto queued = std::find_if(entries_.begin(), entries_.end(),
+                                     [](const Entry& entry) { return entry.state == Entry::State::kQueued; });
+    if (queued == entries_.end()) {
+      lock.unlock();
+      continue;
+    }
     queued->state = Entry::State::kAsking;
     const std::uint64_t id = queued->id;
     const std::string xet_hash = queued->xet_hash;
@@ -157,6 +166,7 @@ void ReconstructionPrefetch::run(const std::stop_token& stop) {
       asked->state = plan ? Entry::State::kReady : Entry::State::kFailed;
       asked->plan = std::move(plan);
     }
+    lock.unlock();
     answered_.notify_all();
   }
   // An asker leaves the loop only between asks: each plan it took to ask has been marked ready or failed, so

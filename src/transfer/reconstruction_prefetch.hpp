@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <semaphore>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -94,20 +96,27 @@ class ReconstructionPrefetch {
   };
   std::deque<Entry>::iterator find(const std::string& xet_hash, std::uint64_t first, std::uint64_t last);
   void run(const std::stop_token& stop);
-  void start_asker();  // under mutex_, or before any asker runs
+  void start_asker();  // under askers_mutex_, or in the constructor
 
   mutable std::mutex mutex_;
-  // Two conditions, so that a plan queued wakes one asker and a plan answered wakes only the connections
-  // waiting for one. With a single one, each plan queued (several per range) woke every asker and every
-  // waiting connection, all to take the lock in turn, and a connection taking a ready plan queued behind them.
-  std::condition_variable_any queued_;    // an entry became kQueued: askers wait on it
+  // A plan queued wakes one asker and a plan answered wakes only the connections waiting for one. With a
+  // single condition each plan queued woke every asker and every waiting connection, all to take the lock in
+  // turn. The askers wait on a semaphore, not a condition: a connection queues its plans just before its
+  // next xorb GET, and on the 2-core machine a condition's notify_one held it there for over 0.5 ms ~60 times
+  // a run (5-60 ms, median 15); a semaphore's release ~20 times a run (median 6 ms): it is an atomic add, and
+  // a futex wake only while an asker sleeps, where the condition also takes a mutex of its own.
+  // Permits may outnumber queued plans (a connection took its plan still queued): an asker that finds none
+  // waits again.
+  std::counting_semaphore<> queued_{0};   // a permit per entry queued: askers wait on it
   std::condition_variable_any answered_;  // an entry left kAsking: take() waits on it
   std::deque<Entry> entries_;             // oldest first
   std::uint64_t next_id_ = 0;
   Takes takes_;
   const std::function<Ask(std::stop_token)> make_ask_;
   const std::size_t max_askers_;
-  std::vector<std::jthread> askers_;  // last: started once the members they use exist, stopped and joined first
+  std::mutex askers_mutex_;                  // guards askers_ (never mutex_: see ask_ahead)
+  std::atomic<std::size_t> asker_count_{0};  // askers_.size(), read without askers_mutex_
+  std::vector<std::jthread> askers_;         // last: started once the members they use exist, stopped and joined first
 };
 
 }  // namespace hfget::transfer

@@ -78,9 +78,7 @@ XetFetcher::XetFetcher(const XetSettings& settings, XetShared& shared, std::uniq
       transport_(std::move(transport)),
       progress_(progress),
       progress_bytes_(http::progress_threshold(limits.speed_limit, limits.stall_timeout)),
-      stop_(std::move(stop)) {
-  batch_.reserve(kBatchBytes);
-}
+      stop_(std::move(stop)) {}
 
 void XetFetcher::fetch(RangeTask& task) {
   auto& state = static_cast<SourcedFile&>(*task.source);  // the Xet source made it
@@ -415,6 +413,7 @@ class ChunkMemory {
 std::optional<XetFetcher::Failure> XetFetcher::fetch_terms(RangeTask& task, const xet::Reconstruction& plan,
                                                            std::uint64_t asked_end) {
   replan_ = false;
+  batch_.reserve(kBatchBytes);  // here, not when made: the askers that ask plans ahead never fetch a term
   std::uint64_t term_offset = task.position - plan.offset_into_first_range;  // where plan.terms[first] starts
   TaskWriter writer(task, batch_, plan.offset_into_first_range);
   struct CountStored {  // however this ends, what was written counts

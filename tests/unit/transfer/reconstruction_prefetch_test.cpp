@@ -135,6 +135,24 @@ TEST(ReconstructionPrefetch, RangesAskedTogetherAreQueuedOnceEachAndWakeAnAskerE
   }
 }
 
+TEST(ReconstructionPrefetch, APlanTakenBackWhileQueuedWakesAnAskerForNothingAndLaterPlansAreStillAsked) {
+  FakeAsker cas;  // the gate stays shut until the plan in flight has company
+  ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1, 1);
+  prefetch.ask_ahead("a", 0, 99);
+  ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
+  prefetch.ask_ahead("a", 100, 199);
+  EXPECT_FALSE(prefetch.take("a", 100, 199, {}).has_value()) << "queued: taken back by its connection";
+  cas.gate.set_value();  // the asker finds the permit of the plan taken back, and nothing queued
+  ASSERT_TRUE(prefetch.take("a", 0, 99, {}).has_value());
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(cas.asked, 1) << "the plan taken back is not asked";
+  prefetch.ask_ahead("a", 200, 299);
+  ASSERT_TRUE(eventually([&] { return cas.asked == 2; })) << "a plan queued later is asked";
+  const std::optional<xet::Reconstruction> plan = prefetch.take("a", 200, 299, {});  // ready, or waited for
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->offset_into_first_range, 200U);
+}
+
 TEST(ReconstructionPrefetch, MoreAskersStartWhilePlansQueueBehindBusyOnesUpToTheMost) {
   FakeAsker cas;  // the gate stays shut: every ask hangs until it opens
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 2, 5);
