@@ -57,6 +57,7 @@ class XetFetcher final : public SourceConnection {
                                    std::uint32_t decode_until);
   void fall_back(RangeTask& task, SourcedFile& state, const std::string& why);
   void ask_ahead(RangeTask& task, const std::string& xet_hash);
+  void ask_ahead_if_due(RangeTask& task);
 
   const XetSettings& settings_;
   XetShared& shared_;
@@ -70,6 +71,7 @@ class XetFetcher final : public SourceConnection {
   std::uint64_t bytes_copied_ = 0;      // by this connection from local files: progress that is not the CAS's
   bool planned_once_ = false;           // this connection has had a plan: its next ones could be asked ahead
   bool replan_ = false;                 // fetch_terms stopped early: the range was split, its new end needs a new plan
+  const std::string* ask_ahead_for_ = nullptr;  // the file whose next plans wait for this range's first answer
 };
 
 }  // namespace hfget::transfer
