@@ -38,11 +38,6 @@ std::deque<ReconstructionPrefetch::Entry>::iterator ReconstructionPrefetch::find
   });
 }
 
-void ReconstructionPrefetch::ask_ahead(const std::string& xet_hash, std::uint64_t first, std::uint64_t last) {
-  const Wanted wanted[] = {{xet_hash, first, last}};
-  ask_ahead(wanted);
-}
-
 void ReconstructionPrefetch::ask_ahead(std::span<const Wanted> ranges) {
   std::size_t added = 0;
   std::size_t askers_wanted = 0;

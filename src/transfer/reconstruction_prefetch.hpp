@@ -56,14 +56,12 @@ class ReconstructionPrefetch {
   ReconstructionPrefetch(const ReconstructionPrefetch&) = delete;
   ReconstructionPrefetch& operator=(const ReconstructionPrefetch&) = delete;
 
-  /// Queues bytes [first, last] of the file, unless that range is already known.
-  void ask_ahead(const std::string& xet_hash, std::uint64_t first, std::uint64_t last);
-  /// The same for several ranges under one lock: a connection names a dozen with each range it starts.
-  struct Wanted {
+  struct Wanted {  // bytes [first, last] of a file
     std::string xet_hash;
     std::uint64_t first = 0;
     std::uint64_t last = 0;
   };
+  /// Queues each range not already known, under one lock: a connection names a dozen with each range it starts.
   void ask_ahead(std::span<const Wanted> ranges);
   /// Whether a plan of the file starting at byte `first` is queued, being asked or ready: the range before it
   /// then keeps its end, so that the range the scheduler cuts there is the one planned.

@@ -35,6 +35,12 @@ struct FakeAsker {
   }
 };
 
+// One range queued (the product queues a connection's ranges together).
+void ask_one(ReconstructionPrefetch& prefetch, const std::string& xet_hash, std::uint64_t first, std::uint64_t last) {
+  const ReconstructionPrefetch::Wanted wanted[] = {{xet_hash, first, last}};
+  prefetch.ask_ahead(wanted);
+}
+
 bool eventually(const std::function<bool()>& condition) {
   for (int i = 0; i < 500 && !condition(); ++i) std::this_thread::sleep_for(2ms);
   return condition();
@@ -44,8 +50,8 @@ TEST(ReconstructionPrefetch, APlanAskedAheadIsHandedOnceAndOnlyForItsExactRange)
   FakeAsker cas;
   cas.gate.set_value();
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); });
-  prefetch.ask_ahead("a", 100, 199);
-  prefetch.ask_ahead("a", 100, 199);  // known: not asked twice
+  ask_one(prefetch, "a", 100, 199);
+  ask_one(prefetch, "a", 100, 199);  // known: not asked twice
   ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
   std::this_thread::sleep_for(20ms);
   EXPECT_FALSE(prefetch.take("a", 100, 150, {}).has_value()) << "another range";
@@ -63,7 +69,7 @@ TEST(ReconstructionPrefetch, APlanAskedAheadIsHandedOnceAndOnlyForItsExactRange)
 TEST(ReconstructionPrefetch, AskedFromSaysWhetherAPlanStartsAtAByteUntilItIsTaken) {
   FakeAsker cas;
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1, 1);
-  prefetch.ask_ahead("a", 100, 199);
+  ask_one(prefetch, "a", 100, 199);
   EXPECT_TRUE(prefetch.asked_from("a", 100)) << "queued or being asked";
   EXPECT_FALSE(prefetch.asked_from("a", 101));
   EXPECT_FALSE(prefetch.asked_from("b", 100)) << "another file";
@@ -76,9 +82,9 @@ TEST(ReconstructionPrefetch, AskedFromSaysWhetherAPlanStartsAtAByteUntilItIsTake
 TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheConnection) {
   FakeAsker cas;  // the gate stays shut: the first ask hangs
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1, 1);
-  prefetch.ask_ahead("a", 0, 99);
+  ask_one(prefetch, "a", 0, 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
-  prefetch.ask_ahead("a", 100, 199);  // queued behind the one in flight
+  ask_one(prefetch, "a", 100, 199);  // queued behind the one in flight
   EXPECT_FALSE(prefetch.take("a", 100, 199, {}).has_value()) << "queued: the connection asks it itself";
   auto waiting = std::async(std::launch::async, [&] { return prefetch.take("a", 0, 99, {}); });
   EXPECT_EQ(waiting.wait_for(30ms), std::future_status::timeout) << "being asked: waited for";
@@ -97,7 +103,7 @@ TEST(ReconstructionPrefetch, APlanBeingAskedIsWaitedForAndAQueuedOneIsLeftToTheC
 TEST(ReconstructionPrefetch, SeveralPlansAreAskedAtOnceOneAskerEach) {
   FakeAsker cas;  // the gate stays shut: every ask hangs until it opens
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 3, 3);
-  for (std::uint64_t i = 0; i < 4; ++i) prefetch.ask_ahead("a", i * 100, i * 100 + 99);
+  for (std::uint64_t i = 0; i < 4; ++i) ask_one(prefetch, "a", i * 100, i * 100 + 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 3; })) << "one plan in flight per asker";
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(cas.asked, 3) << "the fourth waits for a free asker";
@@ -116,7 +122,7 @@ TEST(ReconstructionPrefetch, SeveralPlansAreAskedAtOnceOneAskerEach) {
 TEST(ReconstructionPrefetch, RangesAskedTogetherAreQueuedOnceEachAndWakeAnAskerEach) {
   FakeAsker cas;  // the gate stays shut: every ask hangs until it opens
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 3, 3);
-  prefetch.ask_ahead("a", 0, 99);
+  ask_one(prefetch, "a", 0, 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
   const std::vector<ReconstructionPrefetch::Wanted> wanted = {
       {"a", 0, 99}, {"a", 100, 199}, {"b", 0, 99}, {"a", 100, 199}, {"a", 200, 299}};
@@ -138,15 +144,15 @@ TEST(ReconstructionPrefetch, RangesAskedTogetherAreQueuedOnceEachAndWakeAnAskerE
 TEST(ReconstructionPrefetch, APlanTakenBackWhileQueuedWakesAnAskerForNothingAndLaterPlansAreStillAsked) {
   FakeAsker cas;  // the gate stays shut until the plan in flight has company
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 1, 1);
-  prefetch.ask_ahead("a", 0, 99);
+  ask_one(prefetch, "a", 0, 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 1; }));
-  prefetch.ask_ahead("a", 100, 199);
+  ask_one(prefetch, "a", 100, 199);
   EXPECT_FALSE(prefetch.take("a", 100, 199, {}).has_value()) << "queued: taken back by its connection";
   cas.gate.set_value();  // the asker finds the permit of the plan taken back, and nothing queued
   ASSERT_TRUE(prefetch.take("a", 0, 99, {}).has_value());
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(cas.asked, 1) << "the plan taken back is not asked";
-  prefetch.ask_ahead("a", 200, 299);
+  ask_one(prefetch, "a", 200, 299);
   ASSERT_TRUE(eventually([&] { return cas.asked == 2; })) << "a plan queued later is asked";
   const std::optional<xet::Reconstruction> plan = prefetch.take("a", 200, 299, {});  // ready, or waited for
   ASSERT_TRUE(plan.has_value());
@@ -156,11 +162,11 @@ TEST(ReconstructionPrefetch, APlanTakenBackWhileQueuedWakesAnAskerForNothingAndL
 TEST(ReconstructionPrefetch, MoreAskersStartWhilePlansQueueBehindBusyOnesUpToTheMost) {
   FakeAsker cas;  // the gate stays shut: every ask hangs until it opens
   ReconstructionPrefetch prefetch([&cas](std::stop_token stop) { return cas.make(stop); }, 2, 5);
-  for (std::uint64_t i = 0; i < 2; ++i) prefetch.ask_ahead("a", i * 100, i * 100 + 99);
+  for (std::uint64_t i = 0; i < 2; ++i) ask_one(prefetch, "a", i * 100, i * 100 + 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 2; }));
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(cas.asked, 2) << "as many askers as plans: none more started";
-  for (std::uint64_t i = 2; i < 8; ++i) prefetch.ask_ahead("a", i * 100, i * 100 + 99);
+  for (std::uint64_t i = 2; i < 8; ++i) ask_one(prefetch, "a", i * 100, i * 100 + 99);
   ASSERT_TRUE(eventually([&] { return cas.asked == 5; })) << "three more started for the queued plans";
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(cas.asked, 5) << "no more than the most";
@@ -177,12 +183,12 @@ TEST(ReconstructionPrefetch, AFailedAskIsNoPlanAndAStoppedPrefetchReleasesItsWai
         return std::nullopt;
       };
     });
-    prefetch.ask_ahead("a", 0, 99);
+    ask_one(prefetch, "a", 0, 99);
     ASSERT_TRUE(eventually([&] { return asked == 1; }));
     std::this_thread::sleep_for(10ms);
     EXPECT_FALSE(prefetch.take("a", 0, 99, {}).has_value());
     for (std::uint64_t i = 1; i <= 2 * ReconstructionPrefetch::kMaxPlans; ++i)
-      prefetch.ask_ahead("a", i * 100, i * 100 + 99);
+      ask_one(prefetch, "a", i * 100, i * 100 + 99);
   }  // destroyed with plans queued: the thread stops without asking them all
   EXPECT_LE(asked, static_cast<int>(2 * ReconstructionPrefetch::kMaxPlans) + 1);
 }
