@@ -26,6 +26,7 @@
 
 #include "hfget/error.hpp"
 #include "hfget/run_record.hpp"
+#include "util/descriptor_table.hpp"
 
 namespace hfget::cli {
 namespace {
@@ -122,6 +123,7 @@ std::optional<int> detach_into_background(const std::filesystem::path& log, cons
   [[maybe_unused]] const ssize_t written = ::write(pipe_fds[1], pid.data(), pid.size());
   // Everything inherited beyond 0-2 goes, the pipe included: the launcher sees EOF and returns.
   ::close_range(3, ~0U, 0);
+  util::reserve_descriptor_table();  // fork() cut the table to the descriptors open; no thread runs yet
   return std::nullopt;
 }
 

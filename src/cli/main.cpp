@@ -29,6 +29,7 @@
 #include "cli/version.hpp"
 #include "hfget/error.hpp"
 #include "hfget/library.hpp"
+#include "util/descriptor_table.hpp"
 
 namespace {
 
@@ -182,6 +183,7 @@ void bound_heap_growth() {
 
 int main(int argc, char** argv) {
   bound_heap_growth();
+  hfget::util::reserve_descriptor_table();  // before any thread starts: see there
   try {
     return run(argc, argv);
   } catch (const hfget::Error& error) {
