@@ -15,7 +15,7 @@ ReconstructionPrefetch::ReconstructionPrefetch(std::function<Ask(std::stop_token
   for (std::size_t i = 0; i < std::max<std::size_t>(min_askers, 1); ++i) start_asker();
 }
 
-void ReconstructionPrefetch::start_asker() {  // under askers_mutex_, or before any asker runs
+void ReconstructionPrefetch::start_asker() {  // under askers_mutex_, or in the constructor
   askers_.emplace_back([this](std::stop_token stop) { run(stop); });
   asker_count_ = askers_.size();
 }

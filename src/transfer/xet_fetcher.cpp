@@ -529,7 +529,7 @@ std::optional<XetFetcher::Failure> XetFetcher::fetch_run(RangeTask& task, const 
   spec.url = fetch.url;  // presigned: no token, ever
   spec.range_from = fetch.byte_begin;
   spec.range_last = fetch.byte_end - 1;
-  // The sink, and once the answer's head is in (the request is out), the plans asked ahead (fetch_once).
+  // The sink, and once the answer's first bytes are in (the request is out), the plans asked ahead (fetch_once).
   class AskAheadOnAnswer final : public http::BodySink {
    public:
     AskAheadOnAnswer(http::BodySink& sink, std::function<void()> then) : sink_(sink), then_(std::move(then)) {}
